@@ -1,0 +1,78 @@
+"""The agent interface shared by the arena, environment loops and the trainer."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from yinsh_env import State
+
+
+class Agent:
+    """A YINSH player.
+
+    Subclasses implement :meth:`act`, which picks a legal action for the player
+    to act in an engine :class:`~yinsh_env.State` (search agents work on the
+    engine directly).  :meth:`act_observation` serves environment users: it
+    reads the exact position back from a PettingZoo/Gymnasium observation.
+
+    Agents are seeded through :meth:`reset`, called before every game, so a
+    game between seeded agents replays exactly.
+    """
+
+    #: The spec string that built the agent (set by :func:`agents.make_agent`).
+    spec: str = ""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    @property
+    def name(self) -> str:
+        return self.spec or type(self).__name__
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget anything kept from a previous game; reseed when ``seed`` is given."""
+        if seed is not None:
+            self.rng.seed(seed)
+
+    def act(self, state: State) -> int:
+        """The action to play for ``state.to_act``; must not modify ``state``."""
+        raise NotImplementedError
+
+    def act_observation(self, observation: Mapping[str, Any] | np.ndarray) -> int:
+        """The action for an environment observation (``{"observation", "action_mask"}``)."""
+        from yinsh_env.observation import decode
+
+        planes = observation["observation"] if isinstance(observation, Mapping) else observation
+        return self.act(decode(np.asarray(planes)))
+
+    def __call__(self, state_or_observation: State | Mapping[str, Any]) -> int:
+        if isinstance(state_or_observation, State):
+            return self.act(state_or_observation)
+        return self.act_observation(state_or_observation)
+
+    def close(self) -> None:
+        """Release resources (processes, files); the agent is unusable afterwards."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class RandomAgent(Agent):
+    """Uniformly random over the legal actions: the bottom of the ladder."""
+
+    def act(self, state: State) -> int:
+        legal = state.legal_actions()
+        return legal[self.rng.randrange(len(legal))]
+
+    def act_observation(self, observation: Mapping[str, Any] | np.ndarray) -> int:
+        # No need to rebuild the position: the mask says everything.
+        if isinstance(observation, Mapping) and "action_mask" in observation:
+            legal = np.flatnonzero(np.asarray(observation["action_mask"]))
+            if len(legal) == 0:
+                raise ValueError("observation's action_mask has no legal action")
+            return int(legal[self.rng.randrange(len(legal))])
+        return super().act_observation(observation)

@@ -1,0 +1,126 @@
+"""Agent spec strings: ``name`` or ``name:key=value,key=value``.
+
+Agents register a factory under a name; the factory's keyword parameters are
+the spec's keys, converted from text to the annotated type of the parameter's
+default (int, float, bool, str).  Unknown names or keys raise
+:class:`AgentSpecError` before any game starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .base import Agent
+
+Factory = Callable[..., Agent]
+
+
+class AgentSpecError(ValueError):
+    """A malformed agent spec, an unknown agent, or a bad parameter value."""
+
+
+# name -> factory or "module:attribute" (imported on first use, so that e.g.
+# torch is only loaded when a network agent is asked for).
+_REGISTRY: dict[str, Factory | str] = {
+    "random": "agents.base:RandomAgent",
+}
+
+
+def register_agent(name: str, factory: Factory | str) -> None:
+    """Make ``name`` usable in specs; ``factory`` may be ``"module:attribute"``."""
+    _REGISTRY[name] = factory
+
+
+def available_agents() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split ``name:key=value,...`` into its name and raw string parameters."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"agent spec {spec!r} is empty")
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, str] = {}
+    if rest:
+        for item in _split_params(rest):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise AgentSpecError(f"agent spec {spec!r}: expected key=value, got {item!r}")
+            params[key.strip()] = value.strip()
+    return name.strip(), params
+
+
+def _split_params(text: str) -> list[str]:
+    """Split on commas, except inside a value that runs to the end (``cmd=a b,c``).
+
+    A comma starts a new parameter only when what follows looks like ``key=``.
+    """
+    items: list[str] = []
+    for piece in text.split(","):
+        head = piece.split("=", 1)[0]
+        if items and ("=" not in piece or not head.strip().isidentifier()):
+            items[-1] += "," + piece
+        else:
+            items.append(piece)
+    return items
+
+
+def _resolve(name: str, spec: str) -> Factory:
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise AgentSpecError(
+            f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(available_agents())}"
+        )
+    if isinstance(factory, str):
+        module_name, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module_name), attr)
+        _REGISTRY[name] = factory
+    return factory
+
+
+def _convert(value: str, default: Any, key: str, spec: str) -> Any:
+    kind = type(default)
+    try:
+        if kind is bool:
+            lowered = value.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind in (int, float):
+            return kind(value)
+    except ValueError:
+        raise AgentSpecError(
+            f"agent spec {spec!r}: {key}={value!r} is not a valid {kind.__name__}"
+        ) from None
+    return value
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build the agent a spec names, e.g. ``make_agent("mcts:sims=200", seed=1)``."""
+    if isinstance(spec, Agent):
+        return spec
+    name, raw = parse_spec(spec)
+    factory = _resolve(name, spec)
+    signature = inspect.signature(factory)
+    params = signature.parameters
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "seed" or key not in params:
+            allowed = [k for k in params if k not in ("self", "seed")]
+            raise AgentSpecError(
+                f"agent spec {spec!r}: unknown parameter {key!r} for {name!r}"
+                f" (parameters: {', '.join(allowed) or 'none'})"
+            )
+        default = params[key].default
+        kwargs[key] = _convert(value, default if default is not inspect.Parameter.empty else "", key, spec)
+    try:
+        agent = factory(seed=seed, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise AgentSpecError(f"agent spec {spec!r}: {exc}") from exc
+    agent.spec = spec.strip()
+    return agent

@@ -1,0 +1,92 @@
+"""YINSH for reinforcement learning: the rules engine and its environments.
+
+The engine (:class:`State`) knows the complete standard rules; the PettingZoo
+environment (``env``/``raw_env``) and the Gymnasium wrapper sit on top of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .actions import (
+    ACTION_NAMES,
+    ACTION_SYMMETRIES,
+    MOVE_OFFSET,
+    N_ACTIONS,
+    PASS_ACTION,
+    PLACE_OFFSET,
+    RING_OFFSET,
+    ROW_OFFSET,
+    action_kind,
+    action_to_str,
+    parse_point,
+    str_to_action,
+)
+from .errors import IllegalActionError, NotationError, PositionError, RecordError, YinshError
+from .geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
+from .state import (
+    BLACK,
+    DEFAULT_RINGS_TO_WIN,
+    MOVE,
+    OVER,
+    PHASE_NAMES,
+    PLACE,
+    RING,
+    ROW,
+    WHITE,
+    State,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACTION_NAMES",
+    "ACTION_SYMMETRIES",
+    "BLACK",
+    "DEFAULT_RINGS_TO_WIN",
+    "IllegalActionError",
+    "MOVE",
+    "MOVE_OFFSET",
+    "N_ACTIONS",
+    "N_POINTS",
+    "N_SYMMETRIES",
+    "NotationError",
+    "OVER",
+    "PASS_ACTION",
+    "PHASE_NAMES",
+    "PLACE",
+    "PLACE_OFFSET",
+    "POINT_NAMES",
+    "PositionError",
+    "RING",
+    "RING_OFFSET",
+    "ROW",
+    "ROW_OFFSET",
+    "RecordError",
+    "SYMMETRIES",
+    "State",
+    "WHITE",
+    "YinshError",
+    "action_kind",
+    "action_to_str",
+    "env",
+    "new_game",
+    "parse_point",
+    "raw_env",
+    "str_to_action",
+]
+
+
+def new_game(rings_to_win: int = DEFAULT_RINGS_TO_WIN) -> State:
+    """A new game at the start of ring placement (``rings_to_win=1`` is Blitz)."""
+    return State(rings_to_win=rings_to_win)
+
+
+def __getattr__(name: str) -> Any:
+    # The environments import PettingZoo and Gymnasium; load them only when asked
+    # so that engine-only users (search, protocol engines) start fast.
+    if name in ("env", "raw_env"):
+        from . import aec_env
+
+        return getattr(aec_env, name)
+    raise AttributeError(f"module 'yinsh_env' has no attribute {name!r}")

@@ -1,0 +1,178 @@
+"""Observation planes: the position as an 11 x 11 x C tensor, and back.
+
+The planes lie on the board's axial grid: ``planes[number - 1, column, k]``
+(``H`` = number 1..11, ``W`` = column A..K), channel-last as in PettingZoo's
+classic environments.  They are written from the point of view of the player
+to act ("own" pieces first), and hold everything the rules need, so the exact
+:class:`~yinsh_env.state.State` can be read back with :func:`decode`.
+
+=====  ======================================================================
+plane  meaning
+=====  ======================================================================
+0      own rings
+1      opponent's rings
+2      own markers
+3      opponent's markers
+4      the 85 board points (1 on the board, 0 on the grid's unused cells)
+5-8    phase one-hot, constant planes: place, move, row, ring
+9      candidate rows: points of every row the player to act may remove
+10     1 if the player to act made the move being resolved (so after all rows
+       the opponent moves); 0 if they resolve the opponent's move's rows (they
+       move next) or outside row/ring phases
+11     own rings removed / 5 (constant)
+12     opponent's rings removed / 5 (constant)
+13     rings needed to win / 5 (constant: 0.6 standard, 0.2 Blitz)
+14     markers left in the pool / 51 (constant)
+15     1 if the opponent has just passed (one more pass ends the game)
+16     1 if the player to act is White
+=====  ======================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .errors import PositionError
+from .actions import ROW_OFFSET
+from .geometry import GRID_WIDTH, N_SYMMETRIES, POINT_BIT, POINTS, SEGMENT_MASK, SYMMETRIES
+from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions
+
+N_PLANES: Final = 17
+GRID: Final = 11
+OBS_SHAPE: Final = (GRID, GRID, N_PLANES)
+_BYTES: Final = (11 * GRID_WIDTH + 7) // 8
+
+#: 11 x 11 mask of the board's 85 points, in (number - 1, column) layout.
+BOARD_PLANE: Final = np.zeros((GRID, GRID), dtype=np.float32)
+for _c, _n in POINTS:
+    BOARD_PLANE[_n - 1, _c] = 1.0
+BOARD_PLANE.flags.writeable = False
+
+
+def bitboard_plane(bitboard: int) -> np.ndarray:
+    """A bitboard as an 11 x 11 float32 plane in (number - 1, column) layout."""
+    raw = np.frombuffer(bitboard.to_bytes(_BYTES, "little"), dtype=np.uint8)
+    bits = np.unpackbits(raw, bitorder="little")[: GRID * GRID_WIDTH]
+    return bits.reshape(GRID, GRID_WIDTH)[:, :GRID].T.astype(np.float32)
+
+
+def _plane_bitboard(plane: np.ndarray) -> int:
+    bb = 0
+    for c, n in POINTS:
+        if plane[n - 1, c] > 0.5:
+            bb |= 1 << (c * GRID_WIDTH + n - 1)
+    return bb
+
+
+def encode(state: State) -> np.ndarray:
+    """The planes of ``state`` from the point of view of the player to act."""
+    me = state.to_act
+    opp = 1 - me
+    phase = state.phase
+    constants = [0.0] * N_PLANES
+    if phase <= RING:
+        constants[5 + phase] = 1.0
+    rows = 0
+    if phase == ROW:
+        for action in _row_actions(state.markers[me]):
+            rows |= SEGMENT_MASK[action - ROW_OFFSET]
+    if phase in (ROW, RING) and state.mover == me:
+        constants[10] = 1.0
+    constants[11] = state.removed[me] / 5.0
+    constants[12] = state.removed[opp] / 5.0
+    constants[13] = state.rings_to_win / 5.0
+    constants[14] = state.pool / TOTAL_MARKERS
+    constants[15] = 1.0 if state.passes else 0.0
+    constants[16] = 1.0 if me == WHITE else 0.0
+    planes = np.empty(OBS_SHAPE, dtype=np.float32)
+    planes[...] = constants
+    raw = b"".join(
+        bb.to_bytes(_BYTES, "little")
+        for bb in (state.rings[me], state.rings[opp], state.markers[me], state.markers[opp])
+    )
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+    bits = bits.reshape(4, _BYTES * 8)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
+    planes[:, :, 0:4] = bits[:, :, :GRID].transpose(2, 1, 0)
+    planes[:, :, 4] = BOARD_PLANE
+    if rows:
+        planes[:, :, 9] = bitboard_plane(rows)
+    return planes
+
+
+def decode(planes: np.ndarray) -> State:
+    """The exact :class:`State` an observation was made from (not terminal ones).
+
+    Raises :class:`~yinsh_env.errors.PositionError` if the array is not an
+    observation of a position where someone is to act.
+    """
+    planes = np.asarray(planes)
+    if planes.shape != OBS_SHAPE:
+        raise PositionError(f"observation has shape {planes.shape}, expected {OBS_SHAPE}")
+    me = WHITE if planes[0, 0, 16] > 0.5 else 1 - WHITE
+    opp = 1 - me
+    phases = [k for k in range(4) if planes[0, 0, 5 + k] > 0.5]
+    if len(phases) != 1:
+        raise PositionError("observation has no single phase plane set (terminal or malformed)")
+    state = State(rings_to_win=int(round(planes[0, 0, 13] * 5)))
+    state.rings[me] = _plane_bitboard(planes[:, :, 0])
+    state.rings[opp] = _plane_bitboard(planes[:, :, 1])
+    state.markers[me] = _plane_bitboard(planes[:, :, 2])
+    state.markers[opp] = _plane_bitboard(planes[:, :, 3])
+    state.to_act = me
+    state.phase = phases[0]
+    if state.phase in (ROW, RING):
+        state.mover = me if planes[0, 0, 10] > 0.5 else opp
+    state.removed = [0, 0]
+    state.removed[me] = int(round(planes[0, 0, 11] * 5))
+    state.removed[opp] = int(round(planes[0, 0, 12] * 5))
+    state.pool = int(round(planes[0, 0, 14] * TOTAL_MARKERS))
+    state.passes = 1 if planes[0, 0, 15] > 0.5 else 0
+    return State.from_text(state.to_text())  # validates the position
+
+
+# --- symmetries on planes ------------------------------------------------------
+
+
+def _grid_permutations() -> np.ndarray:
+    """``perm[k]``: flat 11x11 source index for each target cell under symmetry k.
+
+    Cells off the board map to themselves (they are always zero but for the
+    board plane, which every symmetry preserves).
+    """
+    perms = np.tile(np.arange(GRID * GRID), (N_SYMMETRIES, 1))
+    for k, sym in enumerate(SYMMETRIES):
+        for p, (c, n) in enumerate(POINTS):
+            tc, tn = POINTS[sym[p]]
+            perms[k, (tn - 1) * GRID + tc] = (n - 1) * GRID + c
+    return perms
+
+
+#: GRID_PERMUTATIONS[k]: gather indices applying symmetry k to a flattened grid.
+GRID_PERMUTATIONS: Final = _grid_permutations()
+
+
+def transform_planes(planes: np.ndarray, k: int) -> np.ndarray:
+    """Apply board symmetry ``k`` to planes shaped (..., 11, 11, C)."""
+    shape = planes.shape
+    flat = planes.reshape(*shape[:-3], GRID * GRID, shape[-1])
+    return flat[..., GRID_PERMUTATIONS[k], :].reshape(shape)
+
+
+def _check_bits() -> None:
+    # bitboard_plane relies on the padded-grid bit layout of geometry.
+    c, n = POINTS[0]
+    assert POINT_BIT[0] == 1 << (c * GRID_WIDTH + n - 1)
+
+
+_check_bits()
+__all__ = [
+    "BOARD_PLANE",
+    "GRID_PERMUTATIONS",
+    "N_PLANES",
+    "OBS_SHAPE",
+    "decode",
+    "encode",
+    "transform_planes",
+]

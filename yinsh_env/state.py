@@ -1,0 +1,641 @@
+"""The rules of YINSH on a compact, mutable game state.
+
+A :class:`State` is a handful of integers: one bitboard each for white rings,
+black rings, white markers and black markers (see :mod:`yinsh_env.geometry`),
+the rings each side has removed, the markers left in the pool, whose decision it
+is and in which phase.  Legal actions, apply, undo and copy work on those
+integers with tables built once at import, which keeps the engine fast in pure
+Python.
+
+Turn structure (``yinsh-standard-v1``, see the README's rule decisions):
+
+* ``place``: White, then Black, alternately place a ring until ten are down;
+  Black places the tenth so White moves first.
+* ``move``: the player to act moves a ring, or passes if no ring can move.
+* ``row``: the player to act removes one of their five-marker rows;
+  ``ring``: they then remove one of their own rings.  The mover resolves all of
+  their rows first, then the opponent resolves theirs (``mover`` remembers whose
+  move is being resolved), then the opponent moves.
+* ``over``: the game has ended (third ring, empty pool, or two passes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+import numpy as np
+
+from .actions import (
+    ACTION_NAMES,
+    MOVE_OFFSET,
+    N_ACTIONS,
+    PASS_ACTION,
+    PLACE_OFFSET,
+    RING_OFFSET,
+    ROW_OFFSET,
+    action_to_str,
+    str_to_action,
+)
+from .errors import IllegalActionError, PositionError
+from .geometry import (
+    BIT_POS_TO_POINT,
+    GRID_WIDTH,
+    LINE_SHIFTS,
+    MOVE_BETWEEN,
+    MOVE_PAIRS,
+    N_POINTS,
+    POINT_BIT,
+    POINT_BIT_POS,
+    POINTS,
+    RAYS,
+    SEGMENT_BY_START,
+    SEGMENT_MASK,
+    points_to_bits,
+)
+
+WHITE: Final = 0
+BLACK: Final = 1
+PLAYER_NAMES: Final = ("White", "Black")
+
+PLACE: Final = 0
+MOVE: Final = 1
+ROW: Final = 2
+RING: Final = 3
+OVER: Final = 4
+PHASE_NAMES: Final = ("place", "move", "row", "ring", "over")
+
+RINGS_PER_PLAYER: Final = 5
+TOTAL_MARKERS: Final = 51
+DEFAULT_RINGS_TO_WIN: Final = 3
+
+# --- tables for the hot paths ------------------------------------------------
+
+#: For each bit position holding a ring: its six rays as ((bit, move action), ...).
+_RAY_MOVES: list[tuple[tuple[tuple[int, int], ...], ...]] = [()] * (11 * GRID_WIDTH)
+_MOVE_INDEX = {pair: i for i, pair in enumerate(MOVE_PAIRS)}
+for _p in range(N_POINTS):
+    _RAY_MOVES[POINT_BIT_POS[_p]] = tuple(
+        tuple((POINT_BIT[q], MOVE_OFFSET + _MOVE_INDEX[(_p, q)]) for q in ray) for ray in RAYS[_p]
+    )
+
+#: Per move action (minus MOVE_OFFSET): (origin bit, destination bit, between mask).
+_MOVE_BITS: Final = tuple(
+    (POINT_BIT[a], POINT_BIT[b], points_to_bits(between))
+    for (a, b), between in zip(MOVE_PAIRS, MOVE_BETWEEN)
+)
+assert LINE_SHIFTS == (1, 12, 13), "_has_row hard-codes the line shifts"
+_EMPTY_PLACEMENTS: Final = tuple((POINT_BIT[p], PLACE_OFFSET + p) for p in range(N_POINTS))
+
+
+def _has_row(m: int) -> bool:
+    """Whether the marker bitboard ``m`` holds five in a row in any direction."""
+    a = m & (m >> 1)
+    if a & (a >> 2) & (m >> 4):
+        return True
+    a = m & (m >> 12)
+    if a & (a >> 24) & (m >> 48):
+        return True
+    a = m & (m >> 13)
+    return bool(a & (a >> 26) & (m >> 52))
+
+
+def _row_actions(m: int) -> list[int]:
+    """Row-removal actions for every five-marker segment of bitboard ``m``."""
+    out = []
+    for direction, shift in enumerate(LINE_SHIFTS):
+        a = m & (m >> shift)
+        a &= a >> (2 * shift)
+        a &= m >> (4 * shift)
+        while a:
+            low = a & -a
+            a ^= low
+            out.append(ROW_OFFSET + SEGMENT_BY_START[(low.bit_length() - 1, direction)])
+    out.sort()
+    return out
+
+
+# --- Zobrist keys -------------------------------------------------------------
+
+_ZOBRIST_BYTES: Final = (11 * GRID_WIDTH + 7) // 8
+
+
+def _zobrist_tables() -> tuple[list[list[list[int]]], list[int]]:
+    """Random 64-bit keys per (piece kind, point), folded into per-byte tables.
+
+    ``tables[kind][i][v]`` is the XOR of the keys of the points whose bits are
+    set in value ``v`` of byte ``i`` of a bitboard, so hashing a bitboard costs
+    one lookup per byte while staying an XOR of per-point keys.
+    """
+    rng = np.random.default_rng(0x59494E5348)  # "YINSH"
+    point_keys = rng.integers(0, 2**63, size=(4, 11 * GRID_WIDTH), dtype=np.int64).tolist()
+    tables = []
+    for kind in range(4):
+        per_byte = []
+        for i in range(_ZOBRIST_BYTES):
+            table = [0] * 256
+            for v in range(1, 256):
+                low = v & -v
+                pos = 8 * i + low.bit_length() - 1
+                key = point_keys[kind][pos] if pos in BIT_POS_TO_POINT else 0
+                table[v] = table[v ^ low] ^ key
+            per_byte.append(table)
+        tables.append(per_byte)
+    extra = rng.integers(0, 2**63, size=64, dtype=np.int64).tolist()
+    return tables, extra
+
+
+_ZOBRIST, _ZOBRIST_EXTRA = _zobrist_tables()
+
+
+class State:
+    """A YINSH position with its rules: legal actions, apply/undo, copy, hash.
+
+    ``State()`` is the start of a standard game; ``State(rings_to_win=1)`` is
+    Blitz.  ``State.from_text(...)`` sets up any position (research use).
+    """
+
+    __slots__ = (
+        "rings",
+        "markers",
+        "removed",
+        "pool",
+        "to_act",
+        "phase",
+        "mover",
+        "passes",
+        "rings_to_win",
+        "ply",
+        "_legal",
+        "_history",
+    )
+
+    def __init__(self, rings_to_win: int = DEFAULT_RINGS_TO_WIN) -> None:
+        if isinstance(rings_to_win, bool) or not isinstance(rings_to_win, int):
+            raise ValueError(f"rings_to_win must be an integer, got {rings_to_win!r}")
+        if not 1 <= rings_to_win <= RINGS_PER_PLAYER:
+            raise ValueError(f"rings_to_win must be in 1..{RINGS_PER_PLAYER}, got {rings_to_win}")
+        #: Bitboards of rings and markers, indexed by player (WHITE, BLACK).
+        self.rings = [0, 0]
+        self.markers = [0, 0]
+        #: Rings each player has removed (scored).
+        self.removed = [0, 0]
+        #: Markers left in the common pool.
+        self.pool = TOTAL_MARKERS
+        #: The player who makes the next decision.
+        self.to_act = WHITE
+        self.phase = PLACE
+        #: Whose move is being resolved during ``row``/``ring`` phases; -1 otherwise.
+        self.mover = -1
+        #: Consecutive passes just played (two end the game).
+        self.passes = 0
+        self.rings_to_win = rings_to_win
+        #: Decisions applied since the start (placements included).
+        self.ply = 0
+        self._legal: list[int] | None = None
+        self._history: list[tuple[int, tuple[int, ...]]] = []
+
+    # --- queries ---------------------------------------------------------------
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions, sorted.  The list is cached: do not mutate it."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._generate()
+        return legal
+
+    def legal_mask(self) -> np.ndarray:
+        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS`."""
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    def is_legal(self, action: int) -> bool:
+        return action in self.legal_actions()
+
+    def _generate(self) -> list[int]:
+        phase = self.phase
+        if phase == MOVE:
+            moves = self._ring_moves()
+            return moves if moves else [PASS_ACTION]
+        if phase == ROW:
+            return _row_actions(self.markers[self.to_act])
+        if phase == RING:
+            return [RING_OFFSET + p for p in _points(self.rings[self.to_act])]
+        if phase == PLACE:
+            occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
+            return [a for bit, a in _EMPTY_PLACEMENTS if not bit & occupied]
+        return []
+
+    def _ring_moves(self) -> list[int]:
+        all_rings = self.rings[0] | self.rings[1]
+        occupied = all_rings | self.markers[0] | self.markers[1]
+        out: list[int] = []
+        append = out.append
+        own = self.rings[self.to_act]
+        while own:
+            low = own & -own
+            own ^= low
+            for ray in _RAY_MOVES[low.bit_length() - 1]:
+                jumped = False
+                for bit, action in ray:
+                    if not bit & occupied:
+                        append(action)
+                        if jumped:
+                            break
+                    elif bit & all_rings:
+                        break
+                    else:
+                        jumped = True
+        out.sort()
+        return out
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def winner(self) -> int | None:
+        """WHITE or BLACK once the game is won; None while playing or on a draw."""
+        if self.phase != OVER:
+            return None
+        return self._outcome()
+
+    def _outcome(self) -> int | None:
+        white, black = self.removed
+        target = self.rings_to_win
+        if white >= target and black < target:
+            return WHITE
+        if black >= target and white < target:
+            return BLACK
+        if white >= target:  # both at target: only a set-up position can say so
+            return self.mover if self.mover >= 0 else None
+        if white != black:
+            return WHITE if white > black else BLACK
+        return None
+
+    def returns(self) -> tuple[float, float]:
+        """(White's, Black's) final reward: +1 win, -1 loss, 0 draw or unfinished."""
+        winner = self.winner
+        if winner is None:
+            return (0.0, 0.0)
+        return (1.0, -1.0) if winner == WHITE else (-1.0, 1.0)
+
+    @property
+    def end_reason(self) -> str | None:
+        """``'rings'``, ``'pool'`` or ``'passes'`` once over; None while playing."""
+        if self.phase != OVER:
+            return None
+        if max(self.removed) >= self.rings_to_win:
+            return "rings"
+        if self.passes >= 2:
+            return "passes"
+        return "pool"
+
+    @property
+    def result(self) -> str:
+        """``'W'``, ``'B'``, ``'draw'`` or ``'*'`` (unfinished)."""
+        if self.phase != OVER:
+            return "*"
+        winner = self.winner
+        return "draw" if winner is None else "WB"[winner]
+
+    @property
+    def phase_name(self) -> str:
+        return PHASE_NAMES[self.phase]
+
+    def pending_rows(self) -> list[int]:
+        """Row actions open to the player to act (empty outside ``row``)."""
+        return _row_actions(self.markers[self.to_act]) if self.phase == ROW else []
+
+    def rows_of(self, player: int) -> list[int]:
+        """Row actions for every five-marker segment of ``player``'s colour."""
+        return _row_actions(self.markers[player])
+
+    def ring_points(self, player: int) -> list[int]:
+        return _points(self.rings[player])
+
+    def marker_points(self, player: int) -> list[int]:
+        return _points(self.markers[player])
+
+    def piece_at(self, point: int) -> str | None:
+        """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None."""
+        bit = POINT_BIT[point]
+        for char, board in zip("RrMm", (*self.rings, *self.markers)):
+            if board & bit:
+                return char
+        return None
+
+    # --- applying actions ------------------------------------------------------
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action; raises :class:`IllegalActionError` otherwise.
+
+        On error the state is unchanged and the message names the action and
+        the position.
+        """
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._generate()
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action))
+        self.apply_unchecked(int(action))
+
+    def push(self, action: int | str) -> None:
+        """Apply an action given as an index or in notation (checked)."""
+        self.apply(str_to_action(action) if isinstance(action, str) else action)
+
+    def _illegal_message(self, action: object) -> str:
+        try:
+            name = action_to_str(action)  # type: ignore[arg-type]
+        except ValueError:
+            return f"action {action!r} is not an action index (0..{N_ACTIONS - 1})"
+        if self.phase == OVER:
+            why = "the game is over"
+        else:
+            why = f"{PLAYER_NAMES[self.to_act]} is to act in phase {PHASE_NAMES[self.phase]}"
+        return f"illegal action {name} ({action}): {why}; position {self.to_text()}"
+
+    def apply_unchecked(self, action: int) -> None:
+        """Apply an action known to be legal (search code); no check is made."""
+        self._history.append(
+            (
+                action,
+                (
+                    self.rings[0],
+                    self.rings[1],
+                    self.markers[0],
+                    self.markers[1],
+                    self.removed[0],
+                    self.removed[1],
+                    self.pool,
+                    self.to_act,
+                    self.phase,
+                    self.mover,
+                    self.passes,
+                ),
+            )
+        )
+        self._legal = None
+        self.ply += 1
+        me = self.to_act
+        if action < ROW_OFFSET:
+            if action >= MOVE_OFFSET:
+                self._move(me, action - MOVE_OFFSET)
+            else:
+                self._place(me, action)
+        elif action < RING_OFFSET:
+            self.markers[me] ^= SEGMENT_MASK[action - ROW_OFFSET]
+            self.pool += 5
+            self.phase = RING
+        elif action < PASS_ACTION:
+            self._remove_ring(me, action - RING_OFFSET)
+        else:
+            self.passes += 1
+            self.to_act = 1 - me
+            if self.passes >= 2:
+                self.phase = OVER
+
+    def _place(self, me: int, point: int) -> None:
+        self.rings[me] |= POINT_BIT[point]
+        self.to_act = 1 - me
+        if (self.rings[0] | self.rings[1]).bit_count() + sum(self.removed) >= 2 * RINGS_PER_PLAYER:
+            self.phase = MOVE
+
+    def _move(self, me: int, index: int) -> None:
+        origin, dest, between = _MOVE_BITS[index]
+        markers = self.markers
+        self.rings[me] ^= origin | dest
+        markers[me] |= origin
+        self.pool -= 1
+        self.passes = 0
+        self.mover = me
+        flips = between & (markers[0] | markers[1])
+        opp = 1 - me
+        if flips:
+            markers[0] ^= flips
+            markers[1] ^= flips
+        if _has_row(markers[me]):
+            self.phase = ROW
+        elif flips & markers[opp] and _has_row(markers[opp]):
+            self.to_act = opp
+            self.phase = ROW
+        elif self.pool <= 0:
+            self.to_act = opp
+            self.phase = OVER
+        else:
+            self.to_act = opp
+            self.mover = -1
+
+    def _remove_ring(self, me: int, point: int) -> None:
+        self.rings[me] ^= POINT_BIT[point]
+        self.removed[me] += 1
+        if self.removed[me] >= self.rings_to_win:
+            self.phase = OVER
+        elif _has_row(self.markers[me]):
+            self.phase = ROW
+        else:
+            self._after_rows(me)
+
+    def _after_rows(self, player: int) -> None:
+        """``player`` has no rows left: hand over resolution or the move."""
+        mover = self.mover
+        opp = 1 - mover
+        if player == mover and _has_row(self.markers[opp]):
+            self.to_act = opp
+            self.phase = ROW
+            return
+        self.to_act = opp
+        self.phase = OVER if self.pool <= 0 else MOVE
+        if self.phase == MOVE:
+            self.mover = -1
+
+    def pop(self) -> int:
+        """Undo the last action applied to this object and return it."""
+        if not self._history:
+            raise IndexError("pop from a state with no actions to undo")
+        action, snap = self._history.pop()
+        (
+            self.rings[0],
+            self.rings[1],
+            self.markers[0],
+            self.markers[1],
+            self.removed[0],
+            self.removed[1],
+            self.pool,
+            self.to_act,
+            self.phase,
+            self.mover,
+            self.passes,
+        ) = snap
+        self.ply -= 1
+        self._legal = None
+        return action
+
+    @property
+    def actions(self) -> list[int]:
+        """Actions applied to this object (since creation or copy), in order."""
+        return [a for a, _ in self._history]
+
+    def copy(self, history: bool = False) -> State:
+        """An independent copy; ``history=True`` also copies the undo stack."""
+        new = State.__new__(State)
+        new.rings = self.rings[:]
+        new.markers = self.markers[:]
+        new.removed = self.removed[:]
+        new.pool = self.pool
+        new.to_act = self.to_act
+        new.phase = self.phase
+        new.mover = self.mover
+        new.passes = self.passes
+        new.rings_to_win = self.rings_to_win
+        new.ply = self.ply
+        new._legal = self._legal
+        new._history = self._history[:] if history else []
+        return new
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, object]) -> State:
+        return self.copy(history=True)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"text": self.to_text(), "ply": self.ply, "history": self._history}
+
+    def __setstate__(self, data: dict[str, object]) -> None:
+        other = State.from_text(str(data["text"]))
+        for name in State.__slots__:
+            setattr(self, name, getattr(other, name))
+        self.ply = int(data["ply"])  # type: ignore[call-overload]
+        self._history = list(data["history"])  # type: ignore[call-overload]
+
+    # --- hashing and equality --------------------------------------------------
+
+    def zobrist(self) -> int:
+        """64-bit Zobrist hash of the position (pieces, player, phase, counts)."""
+        h = 0
+        for kind, board in enumerate((*self.rings, *self.markers)):
+            if board:
+                tables = _ZOBRIST[kind]
+                for i, byte in enumerate(board.to_bytes(_ZOBRIST_BYTES, "little")):
+                    if byte:
+                        h ^= tables[i][byte]
+        extra = _ZOBRIST_EXTRA
+        h ^= extra[self.to_act] ^ extra[2 + self.phase] ^ extra[8 + self.mover + 1]
+        h ^= extra[12 + self.passes] ^ extra[16 + self.removed[0]] ^ extra[24 + self.removed[1]]
+        return h ^ extra[32 + self.rings_to_win]
+
+    def key(self) -> tuple[int, ...]:
+        """Everything the rules depend on, as a tuple (exact equality)."""
+        return (
+            self.rings[0],
+            self.rings[1],
+            self.markers[0],
+            self.markers[1],
+            self.removed[0],
+            self.removed[1],
+            self.pool,
+            self.to_act,
+            self.phase,
+            self.mover,
+            self.passes,
+            self.rings_to_win,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    # --- text form -------------------------------------------------------------
+
+    def to_text(self) -> str:
+        """Exact text form of the position, read back by :meth:`from_text`.
+
+        Eight space-separated fields, e.g. the start position
+        ``4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3``:
+
+        1. the board, columns A..K separated by ``/``, each from its lowest
+           number up: ``R``/``r`` white/black ring, ``M``/``m`` white/black
+           marker, a digit run for consecutive empty points;
+        2. the player to act, ``w`` or ``b``;
+        3. the phase: ``place``, ``move``, ``row``, ``ring`` or ``over``;
+        4. whose move is being resolved (``w``/``b``) in ``row``/``ring``, else ``-``;
+        5. rings removed, white-black (``1-0``);
+        6. markers left in the pool;
+        7. consecutive passes just played;
+        8. rings to remove for a win (3 standard, 1 Blitz).
+        """
+        columns: list[list[str]] = [[] for _ in range(11)]
+        for p, (c, _n) in enumerate(POINTS):
+            columns[c].append(self.piece_at(p) or ".")
+        board = "/".join(_compress("".join(col)) for col in columns)
+        mover = "-" if self.mover < 0 else "wb"[self.mover]
+        return (
+            f"{board} {'wb'[self.to_act]} {PHASE_NAMES[self.phase]} {mover} "
+            f"{self.removed[0]}-{self.removed[1]} {self.pool} {self.passes} {self.rings_to_win}"
+        )
+
+    @classmethod
+    def from_text(cls, text: str) -> State:
+        """Set up a position from :meth:`to_text`'s form (research use).
+
+        Raises :class:`PositionError` naming the problem when the text is
+        malformed or describes a position the rules cannot reach a decision in.
+        """
+        from .position_text import parse_position
+
+        return parse_position(cls, text)
+
+    def __repr__(self) -> str:
+        return f"State({self.to_text()!r})"
+
+    def __str__(self) -> str:
+        from .render import ansi_board
+
+        return ansi_board(self, color=False)
+
+    def _repr_svg_(self) -> str:
+        from .render import svg_board
+
+        return svg_board(self)
+
+    def legal_action_names(self) -> list[str]:
+        return [ACTION_NAMES[a] for a in self.legal_actions()]
+
+    def apply_all(self, actions: Iterable[int | str]) -> State:
+        """Apply a sequence of actions (indices or notation); returns self."""
+        for action in actions:
+            self.push(action)
+        return self
+
+
+def _points(bitboard: int) -> list[int]:
+    out = []
+    while bitboard:
+        low = bitboard & -bitboard
+        bitboard ^= low
+        out.append(BIT_POS_TO_POINT[low.bit_length() - 1])
+    return out
+
+
+def _compress(column: str) -> str:
+    out = []
+    run = 0
+    for ch in column:
+        if ch == ".":
+            run += 1
+            continue
+        if run:
+            out.append(str(run))
+            run = 0
+        out.append(ch)
+    if run:
+        out.append(str(run))
+    return "".join(out)
+
+
+def iter_points(bitboard: int) -> Iterator[int]:
+    """Point indices of a bitboard's set bits, in point order."""
+    return iter(_points(bitboard))
