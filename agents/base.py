@@ -11,6 +11,17 @@ import numpy as np
 from yinsh_env import State
 
 
+class AgentFailure(RuntimeError):
+    """An agent could not produce a move (crashed engine, timeout, bad answer).
+
+    The arena scores the game as a loss for that agent and records ``reason``.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class Agent:
     """A YINSH player.
 

@@ -117,7 +117,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                 f" (parameters: {', '.join(allowed) or 'none'})"
             )
         default = params[key].default
-        kwargs[key] = _convert(value, default if default is not inspect.Parameter.empty else "", key, spec)
+        kwargs[key] = _convert(
+            value, default if default is not inspect.Parameter.empty else "", key, spec
+        )
     try:
         agent = factory(seed=seed, **kwargs)
     except (TypeError, ValueError) as exc:

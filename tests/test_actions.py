@@ -23,7 +23,13 @@ def test_layout() -> None:
         85, 85 + 1848, 85 + 1848 + 123, 85 + 1848 + 123 + 85, 2142,
     )  # fmt: skip
     kinds = [action_kind(a) for a in range(N_ACTIONS)]
-    assert [kinds.count(k) for k in ("place", "move", "row", "ring", "pass")] == [85, 1848, 123, 85, 1]
+    assert [kinds.count(k) for k in ("place", "move", "row", "ring", "pass")] == [
+        85,
+        1848,
+        123,
+        85,
+        1,
+    ]
 
 
 def test_round_trip_every_action_in_any_case() -> None:

@@ -35,9 +35,7 @@ def test_neighbours_of_f6() -> None:
 def test_every_segment_lies_on_a_line_and_is_distinct() -> None:
     assert len({frozenset(s) for s in g.SEGMENTS}) == 123
     for seg in g.SEGMENTS:
-        assert any(
-            tuple(line[i : i + 5]) == seg for line in g.LINES for i in range(len(line) - 4)
-        )
+        assert any(tuple(line[i : i + 5]) == seg for line in g.LINES for i in range(len(line) - 4))
 
 
 def test_segments_per_line_add_up() -> None:
@@ -45,9 +43,7 @@ def test_segments_per_line_add_up() -> None:
 
 
 def test_move_pairs_are_collinear_distinct_and_sorted() -> None:
-    on_a_line = {
-        (a, b) for line in g.LINES for a, b in itertools.permutations(line, 2)
-    }
+    on_a_line = {(a, b) for line in g.LINES for a, b in itertools.permutations(line, 2)}
     assert set(g.MOVE_PAIRS) == on_a_line
     assert list(g.MOVE_PAIRS) == sorted(g.MOVE_PAIRS)
 

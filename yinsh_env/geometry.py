@@ -104,7 +104,7 @@ def _lines() -> tuple[tuple[int, ...], ...]:
         back = (-d[0], -d[1])
         for p in range(N_POINTS):
             if _step(p, back, 1) is None:  # p starts a maximal line
-                line = (p,) + _ray(p, d)
+                line = (p, *_ray(p, d))
                 if len(line) > 1:
                     out.append(line)
     return tuple(out)
@@ -143,7 +143,7 @@ SEGMENT_BY_START: Final[dict[tuple[int, int], int]] = {
 
 
 def _move_pairs() -> tuple[tuple[int, int], ...]:
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for p in range(N_POINTS):
         targets = sorted(q for ray in RAYS[p] for q in ray)
         pairs.extend((p, q) for q in targets)

@@ -34,8 +34,8 @@ from typing import Final
 
 import numpy as np
 
-from .errors import PositionError
 from .actions import ROW_OFFSET
+from .errors import PositionError
 from .geometry import GRID_WIDTH, N_SYMMETRIES, POINT_BIT, POINTS, SEGMENT_MASK, SYMMETRIES
 from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions
 
@@ -92,8 +92,8 @@ def encode(state: State) -> np.ndarray:
         bb.to_bytes(_BYTES, "little")
         for bb in (state.rings[me], state.rings[opp], state.markers[me], state.markers[opp])
     )
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    bits = bits.reshape(4, _BYTES * 8)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
+    flat = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+    bits = flat.reshape(4, _BYTES * 8)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
     planes[:, :, 0:4] = bits[:, :, :GRID].transpose(2, 1, 0)
     planes[:, :, 4] = BOARD_PLANE
     if rows:

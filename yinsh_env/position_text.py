@@ -17,8 +17,17 @@ _PIECES = {"R": (0, 0), "r": (0, 1), "M": (1, 0), "m": (1, 1)}  # (kind, player)
 
 
 def parse_position(cls: type[S], text: str) -> S:
-    from .state import MOVE, OVER, PHASE_NAMES, PLACE, RING, RINGS_PER_PLAYER, ROW
-    from .state import TOTAL_MARKERS, _has_row
+    from .state import (
+        MOVE,
+        OVER,
+        PHASE_NAMES,
+        PLACE,
+        RING,
+        RINGS_PER_PLAYER,
+        ROW,
+        TOTAL_MARKERS,
+        _has_row,
+    )
 
     if not isinstance(text, str):
         raise PositionError(f"position text must be a string, got {text!r}")

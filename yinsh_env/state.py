@@ -37,7 +37,7 @@ from .actions import (
     action_to_str,
     str_to_action,
 )
-from .errors import IllegalActionError, PositionError
+from .errors import IllegalActionError
 from .geometry import (
     BIT_POS_TO_POINT,
     GRID_WIDTH,
