@@ -72,7 +72,8 @@ def _resolve(name: str, spec: str) -> Factory:
     factory = _REGISTRY.get(name)
     if factory is None:
         raise AgentSpecError(
-            f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(available_agents())}"
+            f"unknown agent {name!r} in spec {spec!r}; "
+            f"known agents: {', '.join(available_agents())}"
         )
     if isinstance(factory, str):
         module_name, _, attr = factory.partition(":")
