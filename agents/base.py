@@ -53,6 +53,17 @@ class Agent:
         """The action to play for ``state.to_act``; must not modify ``state``."""
         raise NotImplementedError
 
+    def act_with_budget(
+        self, state: State, sims: int | None = None, time: float | None = None
+    ) -> int:
+        """:meth:`act` under a per-move budget (the engine protocol's ``go sims= time=``).
+
+        ``sims`` is a number of simulations/nodes, ``time`` seconds of thinking;
+        None means the agent's own setting.  Search agents override this to
+        honour the budget; by default it is ignored and :meth:`act` decides.
+        """
+        return self.act(state)
+
     def act_observation(self, observation: Mapping[str, Any] | np.ndarray) -> int:
         """The action for an environment observation (``{"observation", "action_mask"}``)."""
         from yinsh_env.observation import decode

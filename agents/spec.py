@@ -26,6 +26,7 @@ class AgentSpecError(ValueError):
 # torch is only loaded when a network agent is asked for).
 _REGISTRY: dict[str, Factory | str] = {
     "random": "agents.base:RandomAgent",
+    "engine": "agents.external:ExternalAgent",
 }
 
 
@@ -49,23 +50,45 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
                 raise AgentSpecError(f"agent spec {spec!r}: expected key=value, got {item!r}")
-            params[key.strip()] = value.strip()
+            params[key.strip()] = _unquote(value.strip())
     return name.strip(), params
 
 
 def _split_params(text: str) -> list[str]:
     """Split on commas, except inside a value that runs to the end (``cmd=a b,c``).
 
-    A comma starts a new parameter only when what follows looks like ``key=``.
+    A comma starts a new parameter only when what follows looks like ``key=``
+    and it is not inside a quoted value (``cmd="prog mcts:sims=9,c=2",timeout=5``).
     """
     items: list[str] = []
     for piece in text.split(","):
         head = piece.split("=", 1)[0]
-        if items and ("=" not in piece or not head.strip().isidentifier()):
+        if items and (
+            "=" not in piece or not head.strip().isidentifier() or _open_quote(items[-1])
+        ):
             items[-1] += "," + piece
         else:
             items.append(piece)
     return items
+
+
+def _open_quote(item: str) -> bool:
+    """Whether ``key=value`` item has a quoted value whose closing quote is still to come."""
+    value = item.partition("=")[2].lstrip()
+    return value[:1] in ("'", '"') and value.count(value[0]) % 2 == 1
+
+
+def _unquote(value: str) -> str:
+    """A value without the pair of quotes around it, if it is one quoted string."""
+    quote = value[:1]
+    if (
+        quote in ("'", '"')
+        and len(value) >= 2
+        and value.endswith(quote)
+        and value.count(quote) == 2
+    ):
+        return value[1:-1]
+    return value
 
 
 def _resolve(name: str, spec: str) -> Factory:
