@@ -115,6 +115,14 @@ def parse_position(cls: type[S], text: str) -> S:
         raise fail(f"phase {phase} with a row still standing on the board")
     if state.phase == PLACE and state.markers[0] | state.markers[1]:
         raise fail("markers on the board during ring placement")
+    if state.phase == PLACE and (
+        state.rings[state.to_act].bit_count() + state.removed[state.to_act] >= RINGS_PER_PLAYER
+    ):
+        raise fail("phase place but the player to act has placed all five rings")
+    if state.phase == MOVE and state.pool == 0:
+        raise fail("phase move with an empty pool: the game is over")
+    if state.passes == 2 and state.phase != OVER:
+        raise fail("two passes in succession end the game; phase must be over")
     if state.phase == RING and not state.rings[state.to_act]:
         raise fail("phase ring but the player to act has no ring to remove")
     if state.phase != OVER and max(state.removed) >= state.rings_to_win:

@@ -141,7 +141,7 @@ def _zobrist_tables() -> tuple[list[list[list[int]]], list[int]]:
                 table[v] = table[v ^ low] ^ key
             per_byte.append(table)
         tables.append(per_byte)
-    extra = rng.integers(0, 2**63, size=64, dtype=np.int64).tolist()
+    extra = rng.integers(0, 2**63, size=64 + TOTAL_MARKERS + 1, dtype=np.int64).tolist()
     return tables, extra
 
 
@@ -512,7 +512,7 @@ class State:
     # --- hashing and equality --------------------------------------------------
 
     def zobrist(self) -> int:
-        """64-bit Zobrist hash of the position (pieces, player, phase, counts)."""
+        """64-bit Zobrist hash of the position (pieces, player, phase, counts, pool)."""
         h = 0
         for kind, board in enumerate((*self.rings, *self.markers)):
             if board:
@@ -523,7 +523,7 @@ class State:
         extra = _ZOBRIST_EXTRA
         h ^= extra[self.to_act] ^ extra[2 + self.phase] ^ extra[8 + self.mover + 1]
         h ^= extra[12 + self.passes] ^ extra[16 + self.removed[0]] ^ extra[24 + self.removed[1]]
-        return h ^ extra[32 + self.rings_to_win]
+        return h ^ extra[32 + self.rings_to_win] ^ extra[64 + self.pool]
 
     def key(self) -> tuple[int, ...]:
         """Everything the rules depend on, as a tuple (exact equality)."""
