@@ -1,0 +1,356 @@
+"""The engine protocol, served in-process and by the ``yinsh-engine`` program."""
+
+from __future__ import annotations
+
+import io
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from agents import Agent, AgentFailure, RandomAgent, make_agent, register_agent
+from agents.protocol import MAX_LINE_BYTES, PROTOCOL_VERSION, EngineSession, serve
+from yinsh_env import ROW, State, action_to_str, str_to_action
+from yinsh_env.actions import RING_OFFSET, ROW_OFFSET
+
+#: The engine program: the console script when installed, else the module.
+ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
+
+
+class BudgetRecorder(RandomAgent):
+    """A random agent that remembers the budgets it was given and its resets."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.budgets: list[tuple[int | None, float | None]] = []
+        self.resets = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.resets += 1
+
+    def act_with_budget(
+        self, state: State, sims: int | None = None, time: float | None = None
+    ) -> int:
+        self.budgets.append((sims, time))
+        return self.act(state)
+
+
+class Session(EngineSession):
+    def ask(self, line: str) -> str:
+        """The reply to a command (blank lines aside, every command gets one)."""
+        reply = self.handle(line)
+        assert reply is not None
+        return reply
+
+
+def session(agent: Agent | None = None) -> Session:
+    return Session(agent or make_agent("random", seed=0))
+
+
+def snapshot(s: EngineSession) -> tuple[str, list[int]]:
+    return s.state.to_text(), s.state.actions
+
+
+def test_handshake_and_identity() -> None:
+    s = session()
+    assert s.ask(f"yinsh {PROTOCOL_VERSION}") == f"yinsh ok {PROTOCOL_VERSION} name=random"
+    assert s.ask("yinsh") == f"yinsh ok {PROTOCOL_VERSION} name=random"
+    assert s.ask("yinsh 99").startswith("error unsupported protocol version '99'")
+    assert Session(RandomAgent(), name="my engine").ask("name") == "name my_engine"
+    assert s.ask("ping") == "pong"
+    assert s.ask("ping 42 x") == "pong 42 x"
+    help_words = s.ask("help").split()
+    assert help_words[0] == "help"
+    for command in ("yinsh", "new", "play", "legal", "state", "go", "quit", "position", "undo"):
+        assert command in help_words
+
+
+def test_new_state_legal_match_the_engine() -> None:
+    s = session()
+    assert s.ask("state") == "state to_act=W phase=place result=none"
+    assert s.ask("legal") == " ".join(["legal", *State().legal_action_names()])
+    assert s.ask("play E5") == "ok"
+    assert s.ask("state") == "state to_act=B phase=place result=none"
+    assert "E5" not in s.ask("legal").split()
+    assert s.ask("new rings_to_win=1") == "ok"
+    assert s.state == State(rings_to_win=1)
+    assert s.ask("new") == "ok"
+    assert s.state == State()
+    assert s.ask("NEW") == "ok"  # command words in any case
+
+
+def test_play_accepts_any_case_and_several_actions_atomically() -> None:
+    s = session()
+    assert s.ask("play e5 f6") == "ok"
+    assert s.ask("history") == "history E5 F6"
+    before = snapshot(s)
+    reply = s.ask("play G7 E5 H8")  # E5 is taken: nothing of the line is applied
+    assert reply.startswith("error illegal action E5")
+    assert snapshot(s) == before
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "play E5",  # occupied
+        "play zz",
+        "play E5-E8",  # a move during placement
+        "play",
+        "play pass",
+        "new rings_to_win=9",
+        "new rings_to_win=x",
+        "new colour=white",
+        "position 4/7/8 w",
+        "undo 99",
+        "undo -1",
+        "undo x",
+        "go sims=0",
+        "go time=-1",
+        "go depth=3",
+        "legal now",
+        "state please",
+        "seed",
+        "seed x",
+        "fly to the moon",
+        "\x00\x01\x02",
+        "é€ 🤖",
+    ],
+)
+def test_bad_commands_get_an_error_and_change_nothing(line: str) -> None:
+    s = session()
+    s.ask("play E5")
+    before = snapshot(s)
+    reply = s.ask(line)
+    assert reply.startswith("error "), reply
+    assert "\n" not in reply
+    assert snapshot(s) == before
+    assert s.ask("history") == "history E5"
+
+
+def test_unknown_command_is_named() -> None:
+    assert session().handle("frobnicate 3") == "error unknown command 'frobnicate'"
+
+
+def test_undo() -> None:
+    s = session()
+    s.ask("play E5 F6 G7")
+    assert s.ask("undo") == "ok"
+    assert s.ask("history") == "history E5 F6"
+    assert s.ask("undo 2") == "ok"
+    assert s.state == State()
+    assert s.ask("undo").startswith("error cannot undo 1")
+
+
+def test_position_round_trip_and_reset() -> None:
+    agent = BudgetRecorder(seed=0)
+    s = session(agent)
+    s.ask("play E5 F6")
+    reply = s.ask("position")
+    assert reply == f"position {s.state.to_text()}"
+    text = reply.split(" ", 1)[1]
+    assert s.ask("new") == "ok"
+    resets = agent.resets
+    assert s.ask(f"position {text}") == "ok"
+    assert s.state.to_text() == text
+    assert s.ask("history") == "history"  # position starts a new history
+    assert agent.resets == resets + 1  # the agent forgets the previous game
+    assert s.ask("undo").startswith("error")
+
+
+def test_go_answers_legally_without_playing_and_passes_the_budget() -> None:
+    agent = BudgetRecorder(seed=0)
+    s = session(agent)
+    before = snapshot(s)
+    reply = s.ask("go")
+    word, action = reply.split()
+    assert word == "action" and action in State().legal_action_names()
+    assert snapshot(s) == before  # not played until told
+    assert s.ask("go sims=50 time=0.25").startswith("action ")
+    assert agent.budgets == [(None, None), (50, 0.25)]
+
+
+def test_go_in_every_phase_including_row_and_ring_removal() -> None:
+    """Play whole games by go/play; row and ring removals go through go too."""
+    s = session(RandomAgent(seed=3))
+    seen = set()
+    for _ in range(40):
+        s.ask("new rings_to_win=1")
+        while s.ask("state").split()[3] == "result=none":
+            phase = s.ask("state").split()[2]
+            seen.add(phase)
+            legal = s.ask("legal").split()[1:]
+            action = s.ask("go").split()[1]
+            assert action in legal
+            assert s.ask(f"play {action}") == "ok"
+        if {"phase=row", "phase=ring"} <= seen:
+            break
+    assert {"phase=place", "phase=move", "phase=row", "phase=ring"} <= seen
+    assert s.ask("go").startswith("error the game is over")
+
+
+def test_row_phase_is_reported_and_answered() -> None:
+    state = first_row_position(seed=11)
+    s = session()
+    assert s.ask(" ".join(["play", *(action_to_str(a) for a in state.actions)])) == "ok"
+    assert s.ask("state").split()[2] == "phase=row"
+    action = s.ask("go").split()[1]
+    assert action.startswith("x") and action in state.legal_action_names()
+    assert s.ask(f"play {action}") == "ok"
+    assert s.ask("state").split()[2] == "phase=ring"
+    ring = s.ask("go").split()[1]
+    assert ring in [action_to_str(RING_OFFSET + p) for p in s.state.ring_points(s.state.to_act)]
+
+
+def first_row_position(seed: int) -> State:
+    """A random game's first position where a row must be removed."""
+    rng = random.Random(seed)
+    while True:
+        state = State()
+        while not state.is_terminal:
+            state.apply(rng.choice(state.legal_actions()))
+            if state.phase == ROW:
+                assert all(a >= ROW_OFFSET for a in state.legal_actions())
+                return state
+
+
+class Failing(RandomAgent):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(seed=0)
+        self.error = error
+
+    def act(self, state: State) -> int:
+        raise self.error
+
+
+class Cheating(RandomAgent):
+    def act(self, state: State) -> int:
+        return str_to_action("E5")  # already taken in the test
+
+
+@pytest.mark.parametrize(
+    ("agent", "reason"),
+    [
+        (Failing(AgentFailure("no network")), "error engine failure: no network"),
+        (Failing(ZeroDivisionError("oops")), "error engine failure: ZeroDivisionError: oops"),
+        (Cheating(), "error engine failure: the agent chose an illegal action"),
+    ],
+)
+def test_a_failing_agent_gets_an_error_and_the_engine_keeps_serving(
+    agent: Agent, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = session(agent)
+    s.ask("play E5")
+    before = snapshot(s)
+    assert s.ask("go").startswith(reason)
+    assert snapshot(s) == before
+    assert s.ask("state") == "state to_act=B phase=place result=none"
+
+
+def run_serve(data: bytes, agent: Agent | None = None) -> list[str]:
+    out = io.BytesIO()
+    serve(agent or make_agent("random", seed=0), io.BytesIO(data), out)
+    return out.getvalue().decode("utf-8").splitlines()
+
+
+def test_serve_one_reply_per_command_and_bad_lines_do_not_desync() -> None:
+    too_long = b"play " + b"E5 " * MAX_LINE_BYTES
+    data = b"\n".join(
+        [
+            b"yinsh 1",
+            b"play E5",
+            b"",  # blank lines are not commands
+            b"   ",
+            too_long,
+            b"\xff\xfe garbage",
+            b"play F6\r",  # CRLF line ends are fine
+            b"history",
+            b"quit",
+            b"state",  # after quit: never read
+        ]
+    )
+    replies = run_serve(data + b"\n")
+    assert replies == [
+        "yinsh ok 1 name=random",
+        "ok",
+        f"error line too long (limit {MAX_LINE_BYTES} bytes)",
+        "error line is not valid UTF-8",
+        "ok",
+        "history E5 F6",
+        "ok",
+    ]
+
+
+def test_serve_line_limit_is_exact_and_end_of_input_stops() -> None:
+    at_limit = b"ping " + b"x" * (MAX_LINE_BYTES - 5)
+    over = at_limit + b"x"
+    replies = run_serve(at_limit + b"\n" + over + b"\n" + b"ping end")  # no final newline
+    assert replies[0] == "pong " + "x" * (MAX_LINE_BYTES - 5)
+    assert replies[1].startswith("error line too long")
+    assert replies[2] == "pong end"
+    assert run_serve(over) == [f"error line too long (limit {MAX_LINE_BYTES} bytes)"]
+
+
+def test_yinsh_engine_program_speaks_only_the_protocol_on_stdout() -> None:
+    commands = ["yinsh 1", "new rings_to_win=1", "play E5", "bogus", "state", "go", "quit"]
+    proc = subprocess.run(
+        [*shlex.split(ENGINE), "random", "--seed", "3", "--debug"],
+        input="\n".join(commands) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    replies = proc.stdout.splitlines()
+    assert len(replies) == len(commands)
+    assert replies[:5] == [
+        "yinsh ok 1 name=random",
+        "ok",
+        "ok",
+        "error unknown command 'bogus'",
+        "state to_act=B phase=place result=none",
+    ]
+    assert replies[5].split()[0] == "action" and replies[6] == "ok"
+    assert "> bogus" in proc.stderr  # --debug transcript goes to stderr
+
+
+def test_yinsh_engine_rejects_an_unknown_spec() -> None:
+    proc = subprocess.run(
+        [*shlex.split(ENGINE), "nosuchagent"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "unknown agent 'nosuchagent'" in proc.stderr
+
+
+class Chatty(RandomAgent):
+    def act(self, state: State) -> int:
+        print("thinking very hard")
+        return super().act(state)
+
+
+def test_engine_cli_keeps_agent_prints_off_the_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agents import engine_cli
+
+    register_agent("test-chatty", Chatty)
+    stdin = io.TextIOWrapper(io.BytesIO(b"go\nquit\n"))
+    stdout_bytes = io.BytesIO()
+    stdout = io.TextIOWrapper(stdout_bytes)
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert engine_cli.main(["test-chatty"]) == 0
+    assert sys.stdout is stdout
+    replies = stdout_bytes.getvalue().decode().splitlines()
+    assert [r.split()[0] for r in replies] == ["action", "ok"]
+    assert "thinking very hard" in stderr.getvalue()
