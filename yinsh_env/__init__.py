@@ -22,8 +22,11 @@ from .actions import (
     parse_point,
     str_to_action,
 )
+from .bga import read_bga_json
 from .errors import IllegalActionError, NotationError, PositionError, RecordError, YinshError
 from .geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
+from .records import GameRecord, load_record, read_record, save_record, write_record
+from .sgf import read_sgf, write_sgf
 from .state import (
     BLACK,
     DEFAULT_RINGS_TO_WIN,
@@ -44,6 +47,7 @@ __all__ = [
     "ACTION_SYMMETRIES",
     "BLACK",
     "DEFAULT_RINGS_TO_WIN",
+    "GameRecord",
     "IllegalActionError",
     "MOVE",
     "MOVE_OFFSET",
@@ -70,10 +74,17 @@ __all__ = [
     "action_kind",
     "action_to_str",
     "env",
+    "load_record",
     "new_game",
     "parse_point",
     "raw_env",
+    "read_bga_json",
+    "read_record",
+    "read_sgf",
+    "save_record",
     "str_to_action",
+    "write_record",
+    "write_sgf",
 ]
 
 
