@@ -26,6 +26,9 @@ class AgentSpecError(ValueError):
 # torch is only loaded when a network agent is asked for).
 _REGISTRY: dict[str, Factory | str] = {
     "random": "agents.base:RandomAgent",
+    "greedy": "agents.greedy:GreedyAgent",
+    "alphabeta": "agents.alphabeta:AlphaBetaAgent",
+    "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
 }
 

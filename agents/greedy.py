@@ -1,0 +1,70 @@
+"""Greedy baseline: one turn of lookahead with the hand-made evaluation.
+
+A "ply" for greedy is the player's whole turn: each candidate action is applied,
+then any further decisions the same player owes (a row removal, then a ring
+removal, then maybe another row) are chosen to maximise the evaluation too, and
+the position reached when the turn passes (or the game ends) is scored with
+:func:`agents.heuristics.evaluate`.  Ties are broken at random with the agent's
+seeded generator, so greedy games vary with the seed.
+"""
+
+from __future__ import annotations
+
+from yinsh_env import State
+
+from .base import Agent
+from .heuristics import evaluate
+
+
+def best_turn_value(state: State, player: int) -> float:
+    """The evaluation for ``player`` after they finish their current decisions greedily.
+
+    Explores every sequence of ``player``'s consecutive decisions (these are
+    few: rows and ring removals) and returns the best value reached when the
+    game ends or the other player is to act.  ``state`` is restored.
+    """
+    if state.is_terminal or state.to_act != player:
+        return evaluate(state, player)
+    best = -float("inf")
+    for action in state.legal_actions():
+        state.apply_unchecked(action)
+        value = best_turn_value(state, player)
+        state.pop()
+        if value > best:
+            best = value
+    return best
+
+
+class GreedyAgent(Agent):
+    """Plays the action whose completed turn evaluates best for the mover.
+
+    ``noise`` adds a uniform random amount in ``[0, noise)`` to each action's
+    value (in evaluation units, one ring = 100): 0 plays the greedy choice with
+    random tie-breaking only.
+    """
+
+    def __init__(self, seed: int | None = None, noise: float = 0.0) -> None:
+        super().__init__(seed)
+        if noise < 0:
+            raise ValueError(f"noise must be >= 0, got {noise}")
+        self.noise = noise
+
+    def act(self, state: State) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        player = state.to_act
+        work = state.copy()
+        best: list[int] = []
+        best_value = -float("inf")
+        for action in legal:
+            work.apply_unchecked(action)
+            value = best_turn_value(work, player)
+            work.pop()
+            if self.noise:
+                value += self.rng.random() * self.noise
+            if value > best_value:
+                best_value, best = value, [action]
+            elif value == best_value:
+                best.append(action)
+        return best[self.rng.randrange(len(best))]

@@ -1,0 +1,154 @@
+"""MCTS baseline: UCT with uniformly random rollouts to the end of the game.
+
+Each tree node remembers which player made the decision that led to it, and
+its value is that player's own mean result.  Back-up adds every player's own
+result to the nodes they chose, so nothing assumes that players alternate:
+consecutive decisions by one player (a move, a row removal, a ring removal) and
+the opponent's row removals after our move are all handled by the same rule.
+
+Rewards are 1 for a win, 0.5 for a draw and 0 for a loss.  Rollouts run on a
+copy of the position with :meth:`~yinsh_env.State.apply_unchecked`; a rollout
+stopped by ``rollout_limit`` is scored by the rings removed so far.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from yinsh_env import State
+
+from .base import Agent
+
+
+class _Node:
+    """A decision in the tree: its statistics and its children."""
+
+    __slots__ = ("children", "player", "untried", "visits", "wins")
+
+    def __init__(self, player: int, untried: list[int]) -> None:
+        #: The player who made the decision leading here (whose result ``wins`` sums).
+        self.player = player
+        self.untried = untried
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.wins = 0.0
+
+
+class MCTSAgent(Agent):
+    """UCT search: ``sims`` simulations per decision (or ``time`` seconds if given).
+
+    ``c`` is the exploration constant of UCB1 on rewards in [0, 1];
+    ``rollout_limit`` caps the random actions per rollout (0: play to the end).
+    """
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        sims: int = 400,
+        time: float = 0.0,
+        c: float = 1.0,
+        rollout_limit: int = 0,
+    ) -> None:
+        super().__init__(seed)
+        if sims < 1:
+            raise ValueError(f"sims must be >= 1, got {sims}")
+        if time < 0 or c < 0 or rollout_limit < 0:
+            raise ValueError("time, c and rollout_limit must be >= 0")
+        self.sims = sims
+        self.time_budget = time
+        self.c = c
+        self.rollout_limit = rollout_limit
+        #: Simulations run for the last decision.
+        self.last_sims = 0
+        #: Visit count per root action after the last decision.
+        self.last_visits: dict[int, int] = {}
+
+    def act(self, state: State) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        root = self._new_node(state, player=1 - state.to_act)
+        deadline = time.perf_counter() + self.time_budget if self.time_budget else 0.0
+        sims = 0
+        while True:
+            self._simulate(root, state.copy())
+            sims += 1
+            if deadline:
+                if time.perf_counter() >= deadline:
+                    break
+            elif sims >= self.sims:
+                break
+        self.last_sims = sims
+        self.last_visits = {a: child.visits for a, child in root.children.items()}
+        best = max(root.children.values(), key=lambda n: n.visits)
+        return next(a for a, child in root.children.items() if child is best)
+
+    def act_with_budget(
+        self, state: State, sims: int | None = None, time: float | None = None
+    ) -> int:
+        """:meth:`act` with ``sims`` simulations or ``time`` seconds instead of the settings."""
+        saved = self.sims, self.time_budget
+        if sims is not None:
+            self.sims, self.time_budget = max(1, sims), 0.0
+        if time is not None:
+            self.time_budget = max(time, 1e-3)
+        try:
+            return self.act(state)
+        finally:
+            self.sims, self.time_budget = saved
+
+    def _new_node(self, state: State, player: int) -> _Node:
+        untried = [] if state.is_terminal else list(state.legal_actions())
+        self.rng.shuffle(untried)
+        return _Node(player, untried)
+
+    def _simulate(self, root: _Node, state: State) -> None:
+        path = [root]
+        node = root
+        # Selection: descend through fully expanded nodes by UCB1, each node's
+        # children judged by the player to act there.
+        while not node.untried and node.children:
+            log_n = math.log(node.visits)
+            c = self.c
+            best_score = -1.0
+            best_action = -1
+            best_child = node
+            for action, child in node.children.items():
+                score = child.wins / child.visits + c * math.sqrt(log_n / child.visits)
+                if score > best_score:
+                    best_score, best_action, best_child = score, action, child
+            state.apply_unchecked(best_action)
+            node = best_child
+            path.append(node)
+        # Expansion: one new child.
+        if node.untried:
+            action = node.untried.pop()
+            player = state.to_act
+            state.apply_unchecked(action)
+            child = self._new_node(state, player)
+            node.children[action] = child
+            path.append(child)
+        # Rollout and back-up.
+        rewards = self._rollout(state)
+        for visited in path:
+            visited.visits += 1
+            visited.wins += rewards[visited.player]
+
+    def _rollout(self, state: State) -> tuple[float, float]:
+        """Play random actions to the end; (White's, Black's) reward in [0, 1]."""
+        rng = self.rng
+        limit = self.rollout_limit or 1 << 30
+        steps = 0
+        while not state.is_terminal and steps < limit:
+            legal = state.legal_actions()
+            state.apply_unchecked(legal[int(rng.random() * len(legal))])
+            steps += 1
+        if state.is_terminal:
+            winner = state.winner
+        else:
+            white, black = state.removed
+            winner = None if white == black else (0 if white > black else 1)
+        if winner is None:
+            return (0.5, 0.5)
+        return (1.0, 0.0) if winner == 0 else (0.0, 1.0)
