@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -19,7 +20,8 @@ ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agen
 
 #: A protocol engine (the project's own server over a random agent) that
 #: misbehaves at its N-th ``go``: MODE is crash, stall, garbage, illegal or unreadable
-#: (any other MODE behaves); a third argument names a file to append its pid to.
+#: (stubborn: never exits by itself; any other MODE behaves); a third argument
+#: names a file to append its pid to.
 FAKE_ENGINE = textwrap.dedent(
     """
     import os, sys, time
@@ -55,6 +57,8 @@ FAKE_ENGINE = textwrap.dedent(
             print(reply, flush=True)
         if session.finished:
             break
+    if mode == "stubborn":  # ignores quit and end of input
+        time.sleep(60)
     """
 )
 
@@ -238,4 +242,18 @@ def test_close_stops_the_engine(fake_engine: str, tmp_path: Path) -> None:
     (pid,) = map(int, pids.read_text().split())
     assert is_running(pid)
     engine.close()
+    assert not is_running(pid)
+
+
+def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    spec = f"engine:cmd={fake_engine} stubborn 0 {pids}"
+    program = (
+        "import sys\n"
+        "from agents import make_agent\n"
+        "from yinsh_env import State\n"
+        "make_agent(sys.argv[1]).act(State())  # and exit without close()\n"
+    )
+    subprocess.run([sys.executable, "-c", program, spec], check=True, timeout=60)
+    (pid,) = map(int, pids.read_text().split())
     assert not is_running(pid)
