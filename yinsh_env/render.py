@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
     from .state import State
 
-__all__ = ["ansi_board", "describe", "rgb_board", "svg_board"]
+__all__ = ["ansi_board", "describe", "picture_size", "point_xy", "rgb_board", "svg_board"]
 
 PointLike = int | str
 ActionLike = int | str
@@ -114,6 +114,11 @@ class _Layout:
 
     def axial(self, c: float, n: float) -> tuple[float, float]:
         return self.xy(c * _SQRT3_2, -(n - c / 2))
+
+
+def point_xy(point: PointLike, size: int = 480) -> tuple[float, float]:
+    """Pixel centre of a point (index or name) in a picture ``size`` pixels wide."""
+    return _layout(size).point(_to_point(point))
 
 
 @lru_cache(maxsize=16)
@@ -799,5 +804,5 @@ def ansi_board(
         status += f" · last {action_to_str(last)}"
     if row_points:
         status += " · rows " + " ".join(action_to_str(a) for a in state.pending_rows())
-    lines.append(status if color else status.replace("·", "|"))
+    lines.append(status.replace("·", "|"))  # keep the text ASCII apart from colour codes
     return "\n".join(lines)
