@@ -96,7 +96,7 @@ _ALLOWED_RESULTS: Final = {
 VARIANTS: Final = {"standard": 3, "blitz": 1}
 RESERVED_KEYS: Final = ("Variant", "White", "Black", "Result", "Termination")
 _TAG_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
-_HEADER_LINE: Final = re.compile(r'\[\s*([^\s\]"]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\Z')
+_HEADER_LINE: Final = re.compile(r'\[\s*([^\s\]"]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*(?:;.*)?\Z')
 _PLY_NUMBER: Final = re.compile(r"(\d+)\.\Z")
 _ESCAPES: Final = {"\\": "\\", '"': '"', "n": "\n"}
 
@@ -360,16 +360,11 @@ def read_record(text: str) -> GameRecord:
     lines = text.splitlines()
     in_moves = False
     for number, raw in enumerate(lines, 1):
-        body = _strip_comments(raw)
-        if body is None:
-            raise _line_error(number, raw, "unclosed '{' comment")
-        body = body.strip()
-        if not body:
-            continue
-        if body.startswith("["):
+        line = raw.strip()
+        if line.startswith("["):  # a header; its value may hold ';' and '{'
             if in_moves:
                 raise _line_error(number, raw, "header line after the moves")
-            match = _HEADER_LINE.match(body)
+            match = _HEADER_LINE.match(line)
             if not match:
                 raise _line_error(number, raw, 'malformed header line (expected [Key "value"])')
             key = match.group(1)
@@ -387,6 +382,12 @@ def read_record(text: str) -> GameRecord:
                 headers[reserved] = (value, number)
             else:
                 tags[key] = value
+            continue
+        body = _strip_comments(line)
+        if body is None:
+            raise _line_error(number, raw, "unclosed '{' comment")
+        body = body.strip()
+        if not body:
             continue
         in_moves = True
         side: str | None = None
@@ -466,7 +467,13 @@ def _build(
     )
     problem = outcome_problem(record, state)
     if problem:
-        for key in ("Termination", "Result"):
+        # Point at the header that is wrong: the result if the rules decided
+        # another one, else the termination.
+        if state.is_terminal:
+            wrong = "Result" if result != state.result else "Termination"
+        else:
+            wrong = "Termination" if termination in RULE_TERMINATIONS else "Result"
+        for key in (wrong, "Termination", "Result"):
             if key in headers:
                 raise header_error(key, problem)
         raise RecordError(problem)

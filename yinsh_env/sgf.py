@@ -109,6 +109,8 @@ class _Text:
 
 def _parse_nodes(text: str, src: _Text) -> list[list[_Prop]]:
     """Split an SGF game into nodes of properties (one game, no variations)."""
+    if "(" not in text:
+        raise RecordError("line 1: not an SGF game (no '(;' found)")
     nodes: list[list[_Prop]] = []
     line, i, n, depth, opened = 1, 0, len(text), 0, False
     while i < n:
@@ -151,8 +153,6 @@ def _parse_nodes(text: str, src: _Text) -> list[list[_Prop]]:
         else:
             raise src.error(line, f"unexpected character {ch!r}")
         i += 1
-    if not opened:
-        raise RecordError("line 1: not an SGF game (no '(;' found)")
     if depth != 0:
         raise src.error(line, "the file ends inside the game (missing ')')")
     return nodes
@@ -298,9 +298,11 @@ class _Replay:
             self.ending = ("timeout", self.state.to_act, prop.line)
             self.finished = True
             return
-        # A new action confirms one still awaiting Done; pick/place/resign may
-        # instead take it back or replace it.
-        if op not in ("done", "pick", "resign") and not (op == "place" and obj in ("wr", "br")):
+        # A command that starts something new confirms an action still awaiting
+        # Done; the same player's pick/place/resign may instead take it back or
+        # replace it.
+        keeps = op in ("done", "pick", "resign") or (op == "place" and obj in ("wr", "br"))
+        if op != "done" and (player != self.state.to_act or not keeps):
             self.commit()
         if self.state.is_terminal:
             raise self.fail(prop, f"command after the end of the game ({self.state.end_reason})")
