@@ -1,0 +1,266 @@
+"""``yinsh-play``: watch one game between two agents in the terminal.
+
+::
+
+    yinsh-play                                  # random vs random
+    yinsh-play greedy alphabeta:depth=2 --seed 7 --every 10
+    yinsh-play mcts:sims=200 random --record game.yinsh --svg final.svg --quiet
+
+The board is printed every ``--every`` plies and at the end (with ANSI colours
+when standard output is a terminal), followed by the game record in the
+project's text format (:mod:`yinsh_env.records`).  Games are reproducible: the
+seed is printed (chosen at random when not given), and the same specs and seed
+replay the same game.
+
+Exit status: 0 for a finished game, 1 when an agent failed (it forfeits, as in
+the arena), 2 for bad arguments (unknown agent spec, unwritable output path),
+130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from yinsh_env import State
+from yinsh_env.records import GameRecord, save_record, write_record
+from yinsh_env.render import ansi_board, svg_board
+from yinsh_env.state import PLAYER_NAMES
+
+from .base import Agent, AgentFailure
+from .spec import AgentSpecError, available_agents, make_agent
+
+#: Black's seed is derived from White's the way the arena derives it.
+BLACK_SEED_XOR = 0x5EED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yinsh-play",
+        description="Play one game of YINSH between two agents and print it.",
+        epilog=(
+            f"Agents: {', '.join(available_agents())} (spec: name or name:key=value,...). "
+            "Board symbols: R/r White/Black ring, M/m White/Black marker, . empty, "
+            "[X] last action."
+        ),
+    )
+    parser.add_argument("white", nargs="?", default="random", help="White's agent spec")
+    parser.add_argument("black", nargs="?", default="random", help="Black's agent spec")
+    parser.add_argument("--seed", type=int, default=None, help="seed (default: random)")
+    parser.add_argument(
+        "--rings-to-win",
+        type=int,
+        default=3,
+        metavar="N",
+        help="rings a player removes to win: 3 standard, 1 Blitz (default 3)",
+    )
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=20,
+        metavar="N",
+        help="print the board every N plies (0: only at the end; default 20)",
+    )
+    parser.add_argument("--svg", type=Path, metavar="PATH", help="write the final position as SVG")
+    parser.add_argument(
+        "--record", type=Path, metavar="PATH", help="save the game record (.yinsh or .sgf)"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the board (auto: when stdout is a terminal and NO_COLOR is unset)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="print only the result line (files are still written)"
+    )
+    return parser
+
+
+def _use_color(choice: str, stream: TextIO) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _check_output_path(parser: argparse.ArgumentParser, path: Path | None, what: str) -> None:
+    """Fail before the game, not after it, when an output file cannot be written."""
+    if path is None:
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        parser.error(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
+    if path.is_dir():
+        parser.error(f"{what} {str(path)!r} is a directory")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``yinsh-play``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    if not 1 <= args.rings_to_win <= 5:
+        parser.error(f"--rings-to-win must be in 1..5, got {args.rings_to_win}")
+    if args.every < 0:
+        parser.error(f"--every must be 0 or more, got {args.every}")
+    _check_output_path(parser, args.svg, "--svg")
+    _check_output_path(parser, args.record, "--record")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    agents: list[Agent] = []
+    try:
+        agents.append(make_agent(args.white, seed=seed))
+        agents.append(make_agent(args.black, seed=seed ^ BLACK_SEED_XOR))
+    except AgentSpecError as exc:
+        for agent in agents:
+            agent.close()
+        parser.error(str(exc))
+    color = _use_color(args.color, out)
+    try:
+        return _run(args, agents, seed, color, out)
+    finally:
+        for agent in agents:
+            agent.close()
+
+
+@dataclass
+class PlayedGame:
+    """How a game went: the final state, and why it stopped early if it did."""
+
+    state: State
+    failure: str = ""  # why the side to act forfeited; "" if the game ran its course
+    interrupted: bool = False
+    think: list[float] = field(default_factory=lambda: [0.0, 0.0])  # seconds per side
+    decisions: list[int] = field(default_factory=lambda: [0, 0])
+
+
+def play_game(
+    white: Agent,
+    black: Agent,
+    rings_to_win: int = 3,
+    on_ply: Callable[[State], None] | None = None,
+) -> PlayedGame:
+    """Play one game; ``on_ply(state)`` is called after every action.
+
+    An agent that raises :class:`AgentFailure`, answers an illegal action or
+    crashes forfeits (the game stops with that side to act), as in the arena.
+    """
+    agents = (white, black)
+    game = PlayedGame(State(rings_to_win=rings_to_win))
+    state = game.state
+    try:
+        while not state.is_terminal:
+            side = state.to_act
+            start = time.perf_counter()
+            try:
+                state.apply(agents[side].act(state))
+            except AgentFailure as exc:
+                game.failure = exc.reason
+            except ValueError as exc:  # an illegal or malformed action
+                game.failure = str(exc)
+            except Exception as exc:  # an agent bug forfeits, as in the arena
+                game.failure = f"crashed: {type(exc).__name__}: {exc}"
+            game.think[side] += time.perf_counter() - start
+            game.decisions[side] += 1
+            if game.failure:
+                break
+            if on_ply is not None:
+                on_ply(state)
+    except KeyboardInterrupt:
+        game.interrupted = True
+    return game
+
+
+def _record(game: PlayedGame, names: tuple[str, str], seed: int) -> tuple[GameRecord, str]:
+    """The game's record and a one-line verdict."""
+    state = game.state
+    if game.failure:
+        side = state.to_act
+        verdict = (
+            f"{PLAYER_NAMES[1 - side]} wins: {PLAYER_NAMES[side]} ({names[side]}) "
+            f"forfeits: {game.failure}"
+        )
+        record = GameRecord.from_state(
+            state,
+            *names,
+            result="WB"[1 - side],
+            termination="forfeit",
+            reason=game.failure,
+            seed=str(seed),
+        )
+        return record, verdict
+    record = GameRecord.from_state(state, *names, seed=str(seed))
+    if game.interrupted:
+        return record, f"Interrupted after {state.ply} plies"
+    return record, _verdict(state)
+
+
+def _run(args: argparse.Namespace, agents: list[Agent], seed: int, color: bool, out: TextIO) -> int:
+    white, black = agents
+    white.reset(seed)
+    black.reset(seed ^ BLACK_SEED_XOR)
+    variant = "standard" if args.rings_to_win == 3 else f"{args.rings_to_win} rings to win"
+    shown = -1  # the ply of the last board printed
+
+    def show(state: State, title: str) -> None:
+        nonlocal shown
+        last = state.actions[-1] if state.actions else None
+        print(title, file=out)
+        print(ansi_board(state, color=color, last_action=last) + "\n", file=out)
+        shown = state.ply
+
+    def every(state: State) -> None:
+        if state.ply % args.every == 0:
+            show(state, f"after ply {state.ply}")
+
+    if not args.quiet:
+        print(f"White: {white.name}   Black: {black.name}   seed {seed}   {variant}", file=out)
+        print("R/r White/Black ring, M/m White/Black marker, [X] last action\n", file=out)
+    quiet = args.quiet or not args.every
+    game = play_game(white, black, args.rings_to_win, on_ply=None if quiet else every)
+    state = game.state
+    record, verdict = _record(game, (white.name, black.name), seed)
+
+    if args.svg is not None:
+        last = state.actions[-1] if state.actions else None
+        args.svg.write_text(svg_board(state, last_action=last), encoding="utf-8")
+    if args.record is not None:
+        save_record(record, args.record)
+
+    status = 130 if game.interrupted else 1 if game.failure else 0
+    if args.quiet:
+        print(f"{verdict} ({state.ply} plies)", file=out)
+        return status
+    if shown != state.ply:
+        show(state, f"final position after ply {state.ply}")
+    speed = ", ".join(
+        f"{PLAYER_NAMES[i]} {1000 * game.think[i] / max(1, game.decisions[i]):.2f} ms/action"
+        for i in (0, 1)
+    )
+    print(f"{verdict} ({state.ply} plies; {speed})\n", file=out)
+    print(write_record(record), end="", file=out)
+    return status
+
+
+def _verdict(state: State) -> str:
+    white, black = state.removed
+    score = f"rings removed {white}-{black}"
+    reason = {
+        "rings": "removed the winning ring",
+        "pool": "the pool ran out",
+        "passes": "two passes",
+    }
+    why = reason.get(state.end_reason or "", state.end_reason or "")
+    if state.winner is None:
+        return f"Draw: {why}, {score}"
+    return f"{PLAYER_NAMES[state.winner]} wins: {why}, {score}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
