@@ -39,9 +39,10 @@ import sys
 import threading
 import weakref
 from collections import deque
+from itertools import zip_longest
 from typing import IO, Any
 
-from yinsh_env import State, action_to_str, str_to_action
+from yinsh_env import BLACK, PLACE, WHITE, State, action_to_str, str_to_action
 from yinsh_env.errors import NotationError
 
 from .base import Agent, AgentFailure
@@ -219,8 +220,10 @@ class ExternalAgent(Agent):
         self.engine_name: str | None = None
         self._seed = seed
         self._engine: EngineProcess | None = None
-        self._root_key: tuple[int, ...] | None = None  # position of the engine's new/position
-        self._sent: list[int] = []  # actions played on the engine since then
+        #: The engine's game as we sent it (``new``/``position``, then ``play``s).
+        self._mirror: State | None = None
+        #: Our last answer, not yet seen played.
+        self._answer: int | None = None
 
     # --- the Agent interface -----------------------------------------------------
 
@@ -228,7 +231,7 @@ class ExternalAgent(Agent):
         super().reset(seed)
         if seed is not None:
             self._seed = seed
-        self._root_key = None  # the next decision starts a new game on the engine
+        self._mirror = self._answer = None  # the next decision starts a new game on the engine
 
     def act(self, state: State) -> int:
         return self.act_with_budget(state)
@@ -242,10 +245,13 @@ class ExternalAgent(Agent):
             engine = self._sync(state)
             command = "go" + (f" sims={sims}" if sims else "") + (f" time={time:g}" if time else "")
             reply = self._request(engine, command, self.timeout + (time or 0.0))
-            return self._parse_action(reply, command, state)
-        except AgentFailure:
-            self._stop(grace=0.0)  # a failed engine gets no second chance this game
+            self._answer = self._parse_action(reply, command, state)
+        except BaseException:
+            # A failed engine gets no second chance this game; an interrupted
+            # conversation (the arena's move time limit) cannot be resumed either.
+            self._stop(grace=0.0)
             raise
+        return self._answer
 
     def close(self) -> None:
         self._stop()
@@ -253,7 +259,7 @@ class ExternalAgent(Agent):
     def __getstate__(self) -> dict[str, Any]:
         data = self.__dict__.copy()
         data["_engine"] = None  # a process does not travel; the copy starts its own
-        data["_root_key"] = None
+        data["_mirror"] = data["_answer"] = None
         return data
 
     # --- talking to the engine ---------------------------------------------------
@@ -264,8 +270,7 @@ class ExternalAgent(Agent):
         except OSError as exc:
             raise AgentFailure(f"external engine {self.argv[0]!r} could not start: {exc}") from None
         self._engine = engine
-        self._root_key = None
-        self._sent = []
+        self._mirror = self._answer = None
         try:
             command = f"yinsh {PROTOCOL_VERSION}"
             reply = self._request(engine, command, self.startup)
@@ -287,8 +292,7 @@ class ExternalAgent(Agent):
         if self._engine is not None:
             self._engine.close(grace)
             self._engine = None
-        self._root_key = None
-        self._sent = []
+        self._mirror = self._answer = None
 
     def _request(self, engine: EngineProcess, command: str, timeout: float) -> str:
         engine.send(command)
@@ -302,35 +306,43 @@ class ExternalAgent(Agent):
             )
 
     def _sync(self, state: State) -> EngineProcess:
-        """Bring the engine's game to ``state``, sending as little as possible."""
+        """Bring the engine's game to ``state``, sending as little as possible.
+
+        When ``state`` continues the engine's game (by its own history, or as
+        found by :func:`opponent_line` for the history-less copies the arena
+        passes), only the new actions are played; otherwise a new game starts.
+        """
         engine = self._engine
         if engine is None or not engine.alive:
-            self._stop()
+            self._stop(grace=0.0)
             engine = self._start()
-        actions = state.actions
-        root = state.copy(history=True)
-        for _ in actions:
-            root.pop()
-        root_key = root.key()
-        sent = self._sent
-        if root_key == self._root_key and actions[: len(sent)] == sent:
-            todo = actions[len(sent) :]
-        else:
-            if root_key == State(rings_to_win=root.rings_to_win).key():
-                self._expect_ok(engine, f"new rings_to_win={root.rings_to_win}")
-            else:
-                self._expect_ok(engine, f"position {root.to_text()}")
-            self._root_key = root_key
-            self._sent = sent = []
-            if self._seed is not None:
-                # Optional command: an engine without it answers 'error ...', which is fine.
-                self._request(engine, f"seed {self._seed}", self.timeout)
-                self._seed = None
-            todo = actions
+        mirror = self._mirror
+        todo = None
+        if mirror is not None:
+            todo = history_line(mirror, state)
+            if todo is None:
+                todo = opponent_line(mirror, state, self._answer)
+        if mirror is None or todo is None:
+            mirror, todo = self._new_game(engine, state)
         for action in todo:
             self._expect_ok(engine, f"play {action_to_str(action)}")
-            sent.append(action)
+            mirror.apply_unchecked(action)
+        self._answer = None
         return engine
+
+    def _new_game(self, engine: EngineProcess, state: State) -> tuple[State, list[int]]:
+        """Start the engine's game at a root of ``state``; returns it and the actions to play."""
+        root, line = game_line(state)
+        if root.key() == State(rings_to_win=root.rings_to_win).key():
+            self._expect_ok(engine, f"new rings_to_win={root.rings_to_win}")
+        else:
+            self._expect_ok(engine, f"position {root.to_text()}")
+        self._mirror = root
+        if self._seed is not None:
+            # Optional command: an engine without it answers 'error ...', which is fine.
+            self._request(engine, f"seed {self._seed}", self.timeout)
+            self._seed = None
+        return root, line
 
     def _parse_action(self, reply: str, command: str, state: State) -> int:
         words = reply.split()
@@ -349,3 +361,80 @@ class ExternalAgent(Agent):
                 f"in position {state.to_text()}"
             )
         return action
+
+
+# --- how a position follows from another --------------------------------------------
+
+
+def game_line(state: State) -> tuple[State, list[int]]:
+    """A root position and the actions from it to ``state``.
+
+    The root is where ``state``'s history starts; a history-less position still
+    in ring placement (no markers yet) is reached from the start by placing its
+    rings alternately, so engines need ``position`` only for set-up positions.
+    """
+    actions = state.actions
+    root = state.copy(history=True)
+    for _ in actions:
+        root.pop()
+    if not actions and state.phase == PLACE:
+        start = State(rings_to_win=state.rings_to_win)
+        white, black = state.ring_points(WHITE), state.ring_points(BLACK)
+        line = [p for pair in zip_longest(white, black) for p in pair if p is not None]
+        for action in line:
+            if not start.is_legal(action):
+                break
+            start.apply_unchecked(action)
+        else:
+            if start.key() == state.key():
+                return State(rings_to_win=state.rings_to_win), line
+    return root.copy(), actions
+
+
+def history_line(mirror: State, state: State) -> list[int] | None:
+    """The end of ``state``'s history that leads from ``mirror``'s position, if any."""
+    target = mirror.key()
+    actions = state.actions
+    walk = state.copy(history=True)
+    for j in range(len(actions) + 1):
+        if walk.key() == target:
+            return actions[len(actions) - j :]
+        if j < len(actions):
+            walk.pop()
+    return None
+
+
+def opponent_line(
+    mirror: State, state: State, answer: int | None, max_decisions: int = 12
+) -> list[int] | None:
+    """Actions from ``mirror`` to ``state``: our ``answer``, then the opponent's decisions.
+
+    Between two decisions of one player the other makes a few (a move, rows
+    and rings to remove); a depth-first search over those finds the line to a
+    history-less ``state``.  Positions never repeat in YINSH, so the line is
+    the one that was played.
+    """
+    target = state.key()
+    if mirror.key() == target:
+        return []
+    position = mirror.copy()
+    line = []
+    if answer is not None and position.is_legal(answer):
+        position.apply_unchecked(answer)
+        line.append(answer)
+    rest = _search(position, target, state.to_act, max_decisions)
+    return None if rest is None else line + rest
+
+
+def _search(position: State, target: tuple[int, ...], me: int, depth: int) -> list[int] | None:
+    if position.key() == target:
+        return []
+    if depth == 0 or position.is_terminal or position.to_act == me:
+        return None
+    for action in list(position.legal_actions()):
+        position.apply_unchecked(action)
+        rest = _search(position, target, me, depth - 1)
+        position.pop()
+        if rest is not None:
+            return [action, *rest]
+    return None

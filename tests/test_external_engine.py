@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import shutil
 import subprocess
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from agents import Agent, AgentFailure, AgentSpecError, make_agent
+from agents.arena import run_arena
 from agents.external import ExternalAgent
-from yinsh_env import State
+from yinsh_env import MOVE, State, action_to_str
+from yinsh_env.records import load_record
 
 ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
 
@@ -141,27 +144,76 @@ def test_games_against_random_stay_in_sync_incrementally(tmp_path: Path) -> None
     assert commands[-1] == "quit"
 
 
-def test_positions_off_the_start_and_new_histories_resync(tmp_path: Path) -> None:
+def engine_commands(log: Path) -> list[str]:
+    """The commands in an engine's ``--debug`` transcript."""
+    return [line[2:] for line in log.read_text().splitlines() if line.startswith("> ")]
+
+
+def random_position(plies: int, seed: int) -> State:
+    rng = random.Random(seed)
+    state = State()
+    for _ in range(plies):
+        state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
+def test_sync_by_history_placement_or_position(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
     engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log}", seed=1)
+    rival = make_agent("random", seed=0)
+    text = random_position(plies=16, seed=4).to_text()
     try:
         state = State().apply_all(["E5", "F6", "G7"])
         assert engine.act(state) in state.legal_actions()
         # a different line from the same root: a fresh 'new' and replay
         other = State().apply_all(["A2", "B2"])
         assert engine.act(other) in other.legal_actions()
-        # a position set up from text: sent with 'position'
-        text = State().apply_all(["E5", "F6", "G7", "H8"]).to_text()
+        # a history-less placement position: reached from the start by placing its rings
+        placed = State.from_text(State().apply_all(["E5", "F6", "G7", "H8"]).to_text())
+        assert engine.act(placed) in placed.legal_actions()
+        # a history-less position with markers: sent with 'position', then followed
         setup = State.from_text(text)
-        assert engine.act(setup) in setup.legal_actions()
-        setup.push("A2")
-        setup.push(engine.act(setup))
+        assert setup.phase == MOVE
+        side = setup.to_act
+        answer = engine.act(setup)
+        setup.apply(answer)
+        while setup.to_act != side:
+            setup.apply(rival.act(setup))
+        assert not setup.is_terminal
+        assert engine.act(setup.copy()) in setup.legal_actions()
     finally:
         engine.close()
-    transcript = log.read_text()
-    assert transcript.count("> new") == 2
-    assert f"> position {text}" in transcript
-    assert "> play A2\n" in transcript
+    commands = engine_commands(log)
+    roots = [c for c in commands if c.startswith(("new", "position"))]
+    assert roots == ["new rings_to_win=3"] * 3 + [f"position {text}"]
+    third_new = [i for i, c in enumerate(commands) if c.startswith("new")][2]
+    after_new = commands[third_new + 1 : third_new + 6]
+    assert after_new == ["play E5", "play F6", "play G7", "play H8", "go"]
+    after_position = commands[commands.index(roots[3]) :]
+    replies = [f"play {action_to_str(a)}" for a in setup.actions]
+    assert after_position[1:] == ["go", *replies, "go", "quit"]
+
+
+def test_history_less_states_are_followed_incrementally(tmp_path: Path) -> None:
+    """The arena passes copies without history: the engine still gets one play per action."""
+    log = tmp_path / "engine.log"
+    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log}", seed=1)
+    rival = make_agent("random", seed=2)
+    plies = 0
+    try:
+        for game in range(2):
+            engine.reset(game)
+            state = State(rings_to_win=1)
+            while not state.is_terminal:
+                agent = engine if state.to_act == game else rival
+                state.apply(agent.act(state.copy()))
+            plies += state.ply
+    finally:
+        engine.close()
+    commands = engine_commands(log)
+    assert [c for c in commands if c.startswith(("new", "position"))] == ["new rings_to_win=1"] * 2
+    plays = [c for c in commands if c.startswith("play")]
+    assert plies - 20 <= len(plays) <= plies
 
 
 def test_go_budget_is_forwarded(tmp_path: Path) -> None:
@@ -257,3 +309,47 @@ def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_
     subprocess.run([sys.executable, "-c", program, spec], check=True, timeout=60)
     (pid,) = map(int, pids.read_text().split())
     assert not is_running(pid)
+
+
+# --- through the arena --------------------------------------------------------------
+
+
+def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() -> None:
+    served = run_arena([f"engine:cmd={ENGINE} greedy", "random"], games=4, progress=False)
+    direct = run_arena(["greedy", "random"], games=4, progress=False)
+    (pairing,) = served.pairings
+    assert pairing.games == 4 and pairing.a_forfeits == pairing.b_forfeits == 0
+    assert pairing.a_score > 0.5  # greedy beats random
+    # The protocol is transparent: seeded, the served agent plays the very same games.
+    assert [g.actions for g in served.games] == [g.actions for g in direct.games]
+    assert [g.termination for g in served.games] == [g.termination for g in direct.games]
+
+
+def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
+    fake_engine: str, tmp_path: Path
+) -> None:
+    crashing = f"engine:cmd={fake_engine} crash 8,timeout=0.5"
+    stalling = f"engine:cmd={fake_engine} stall 6,timeout=0.5"
+    result = run_arena(
+        [crashing, stalling, "random"],
+        games=2,
+        workers=2,
+        progress=False,
+        records_dir=tmp_path / "records",
+    )
+    by_pair = {(p.a, p.b): p for p in result.pairings}
+    assert by_pair[(crashing, "random")].b_wins == 2
+    assert by_pair[(stalling, "random")].b_wins == 2
+    assert by_pair[(crashing, stalling)].games == 2  # one of them fails first each game
+    reasons = {f["agent"]: f["reason"] for f in result.to_json()["forfeits"]}
+    assert "external engine exited with code 3" in reasons[crashing]
+    assert "fake engine: boom" in reasons[crashing]
+    assert "external engine timed out: no answer to 'go' within 0.5s" in reasons[stalling]
+    records = [load_record(path) for path in sorted((tmp_path / "records").iterdir())]
+    assert len(records) == 6
+    forfeited = [r for r in records if r.termination == "forfeit"]
+    assert len(forfeited) == 6
+    for record in forfeited:
+        assert record.tags["reason"].startswith("agent failure: external engine")
+        loser = record.white if record.result == "B" else record.black
+        assert loser != "random"
