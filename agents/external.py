@@ -63,19 +63,24 @@ class EngineProcess:
 
     def __init__(self, argv: list[str], log_path: str = "") -> None:
         self.argv = argv
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            start_new_session=os.name == "posix",  # so that close() reaches its children
-        )
-        self.replies: queue.Queue[bytes | None] = queue.Queue()
-        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._log: IO[str] | None = (
             open(log_path, "a", encoding="utf-8", errors="replace") if log_path else None  # noqa: SIM115
         )
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=os.name == "posix",  # so that close() reaches its children
+            )
+        except OSError:
+            if self._log is not None:
+                self._log.close()
+            raise
+        self.replies: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._threads = [
             threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True),
