@@ -311,6 +311,8 @@ def write_record(record: GameRecord) -> str:
     problem = outcome_problem(record, state)
     if problem:
         raise RecordError(problem)
+    for key, value in record.tags.items():  # fields may have been set after creation
+        _check_tag(key, value)
     lines = [
         f"[Variant {_quote(record.variant)}]",
         f"[White {_quote(record.white)}]",

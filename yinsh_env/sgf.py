@@ -77,7 +77,7 @@ from .actions import (
 from .errors import NotationError, RecordError
 from .geometry import NAME_TO_POINT, POINT_NAMES
 from .records import RULE_TERMINATIONS, TERMINATIONS, GameRecord, outcome_problem, push_ply
-from .state import BLACK, MOVE, PLACE, RING, ROW, WHITE, State
+from .state import BLACK, DEFAULT_RINGS_TO_WIN, MOVE, PLACE, RING, ROW, WHITE, State
 
 _VARIANTS: Final = {"yinsh": 3, "yinsh-blitz": 1}
 _COLOURS: Final = ("White", "Black")
@@ -188,8 +188,13 @@ def _escape(value: str) -> str:
 # --- replaying boardspace commands -------------------------------------------
 
 
-#: What a turn in progress holds: (hand, pending action, its line, undo).
-_Turn = tuple[tuple[str, int] | None, int | None, int, tuple[int, tuple[str, int]] | None]
+#: A piece in hand: ("ring", -1) from the supply, ("marker", -1) from the pool,
+#: ("lifted", origin) a ring being moved, ("removing", point) a ring to remove.
+_Hand = tuple[str, int]
+#: What ``pick board <point>`` takes back from a pending action: (point, hand).
+_Undo = tuple[int, _Hand]
+#: A turn in progress, kept while a resignation may be taken back.
+_Turn = tuple[_Hand | None, int | None, int, _Undo | None]
 
 
 class _Replay:
@@ -199,16 +204,14 @@ class _Replay:
         self.src = src
         self.state = State(rings_to_win=rings_to_win)
         self.actions: list[str] = []
-        #: What the player holds: ("ring",) from the supply, ("marker",) from
-        #: the pool, ("lifted", origin) a ring being moved, ("removing", point).
-        self.hand: tuple[str, int] | None = None
+        self.hand: _Hand | None = None
         #: A complete action awaiting ``Done``, the line that gave it, and what
-        #: ``pick board <point>`` picks back up (the point and the hand).
+        #: ``pick board`` takes back from it.
         self.pending: int | None = None
         self.pending_line = 0
-        self.undo: tuple[int, tuple[str, int]] | None = None
-        #: ("resign" | "timeout", player, line) once announced; final once confirmed.
-        self.ending: tuple[str, int, int] | None = None
+        self.undo: _Undo | None = None
+        #: ("resign" | "timeout", player to act) once announced.
+        self.ending: tuple[str, int] | None = None
         self.before_resign: _Turn | None = None
         self.finished = False
         self.started = False
@@ -231,9 +234,7 @@ class _Replay:
         self.pending = None
         self.undo = None
 
-    def set_pending(
-        self, prop: _Prop, action: int, undo: tuple[int, tuple[str, int]] | None
-    ) -> None:
+    def set_pending(self, prop: _Prop, action: int, undo: _Undo | None) -> None:
         self.pending, self.pending_line, self.undo, self.hand = action, prop.line, undo, None
 
     def own_colour(self, prop: _Prop, letter: str, what: str) -> None:
@@ -295,7 +296,7 @@ class _Replay:
             return
         if op == "gameoverontime":
             self.commit()
-            self.ending = ("timeout", self.state.to_act, prop.line)
+            self.ending = ("timeout", self.state.to_act)
             self.finished = True
             return
         # A command that starts something new confirms an action still awaiting
@@ -334,7 +335,7 @@ class _Replay:
             return
         self.before_resign = (self.hand, self.pending, self.pending_line, self.undo)
         self.hand = self.pending = self.undo = None
-        self.ending = ("resign", self.state.to_act, prop.line)
+        self.ending = ("resign", self.state.to_act)
 
     def _do_pass(self, prop: _Prop, obj: str, args: list[str]) -> None:
         self.need_phase(prop, MOVE)
@@ -487,7 +488,7 @@ def read_sgf(text: str) -> GameRecord:
                     commands.append((player, prop))
             elif prop.ident not in root:
                 root[prop.ident] = prop
-    rings_to_win = 3
+    rings_to_win = DEFAULT_RINGS_TO_WIN
     if "SU" in root:
         variant = root["SU"].value.strip().lower()
         if variant not in _VARIANTS:
@@ -537,7 +538,7 @@ def _outcome(
         check(state.winner, f"by {state.end_reason}")
         return state.result, str(state.end_reason)
     if replay.ending is not None:
-        kind, player, _line = replay.ending
+        kind, player = replay.ending
         if kind == "resign":
             check(1 - player, f"{_COLOURS[player]} resigned")
             return "WB"[1 - player], "resign"
