@@ -654,11 +654,13 @@ def _draw_shapes(image: Image.Image, groups: Iterable[_Group], k: float) -> None
             elif isinstance(s, _Polygon):
                 draw.polygon([(x * k, y * k) for x, y in s.points], fill=_rgba(s.fill, s.opacity))
             else:
+                # Centre the ink box by hand: bitmap fonts (Pillow without
+                # FreeType) take no ``anchor``.
                 font = _font(max(6, round(s.size * k)))
-                anchor = {"start": "lm", "middle": "mm", "end": "rm"}[s.anchor]
-                draw.text(
-                    (s.x * k, s.y * k), s.text, fill=_rgba(s.fill, 1.0), font=font, anchor=anchor
-                )
+                left, top, right, bottom = draw.textbbox((0, 0), s.text, font=font)
+                shift = {"start": 0.0, "middle": 0.5, "end": 1.0}[s.anchor] * (right - left)
+                xy = (s.x * k - shift - left, s.y * k - (bottom - top) / 2 - top)
+                draw.text(xy, s.text, fill=_rgba(s.fill, 1.0), font=font)
 
 
 def _blend_line(
