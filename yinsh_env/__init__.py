@@ -71,6 +71,7 @@ __all__ = [
     "State",
     "WHITE",
     "YinshError",
+    "YinshGymEnv",
     "action_kind",
     "action_to_str",
     "env",
@@ -100,4 +101,8 @@ def __getattr__(name: str) -> Any:
         from . import aec_env
 
         return getattr(aec_env, name)
+    if name == "YinshGymEnv":
+        from .gym_env import YinshGymEnv
+
+        return YinshGymEnv
     raise AttributeError(f"module 'yinsh_env' has no attribute {name!r}")

@@ -2,9 +2,10 @@
 
 The planes lie on the board's axial grid: ``planes[number - 1, column, k]``
 (``H`` = number 1..11, ``W`` = column A..K), channel-last as in PettingZoo's
-classic environments.  They are written from the point of view of the player
-to act ("own" pieces first), and hold everything the rules need, so the exact
-:class:`~yinsh_env.state.State` can be read back with :func:`decode`.
+classic environments.  They are written from the point of view of one player,
+by default the player to act ("own" pieces first), and hold everything the
+rules need, so the exact :class:`~yinsh_env.state.State` can be read back
+with :func:`decode`.
 
 =====  ======================================================================
 plane  meaning
@@ -14,30 +15,45 @@ plane  meaning
 2      own markers
 3      opponent's markers
 4      the 85 board points (1 on the board, 0 on the grid's unused cells)
-5-8    phase one-hot, constant planes: place, move, row, ring
+5-8    phase one-hot, constant planes: place, move, row, ring (all 0 once
+       the game is over)
 9      candidate rows: points of every row the player to act may remove
-10     1 if the player to act made the move being resolved (so after all rows
-       the opponent moves); 0 if they resolve the opponent's move's rows (they
-       move next) or outside row/ring phases
+10     1 if the observing player made the move being resolved (so after all
+       rows the opponent moves); 0 if they resolve the opponent's move's rows
+       (they move next) or outside row/ring phases
 11     own rings removed / 5 (constant)
 12     opponent's rings removed / 5 (constant)
 13     rings needed to win / 5 (constant: 0.6 standard, 0.2 Blitz)
 14     markers left in the pool / 51 (constant)
-15     1 if the opponent has just passed (one more pass ends the game)
-16     1 if the player to act is White
+15     1 if one pass has just been played (one more pass ends the game)
+16     1 if the observing player is White
 =====  ======================================================================
+
+Observations of the player *not* to act (``encode(state, player=...)``, as
+PettingZoo's ``observe`` makes for the waiting agent and at the end) use the
+same planes with "own" meaning the observer; whose turn it is then follows
+from the environment's all-zero action mask.  :func:`decode` reads back
+observations of the player to act.
+
+Symmetries: :func:`transform_planes`, :func:`transform_actions` (masks and
+policy vectors) and :func:`transform_state` apply the 12 board symmetries of
+:data:`~yinsh_env.geometry.SYMMETRIES` consistently, so that
+``encode(transform_state(s, k)) == transform_planes(encode(s), k)`` and
+``transform_state(s, k).legal_mask() == transform_actions(s.legal_mask(), k)``:
+data augmentation for training.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 import numpy as np
 
-from .actions import ROW_OFFSET
+from .actions import ACTION_SYMMETRIES, ROW_OFFSET
 from .errors import PositionError
 from .geometry import GRID_WIDTH, N_SYMMETRIES, POINT_BIT, POINTS, SEGMENT_MASK, SYMMETRIES
-from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions
+from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions, iter_points
 
 N_PLANES: Final = 17
 GRID: Final = 11
@@ -66,9 +82,9 @@ def _plane_bitboard(plane: np.ndarray) -> int:
     return bb
 
 
-def encode(state: State) -> np.ndarray:
-    """The planes of ``state`` from the point of view of the player to act."""
-    me = state.to_act
+def encode(state: State, player: int | None = None) -> np.ndarray:
+    """The planes of ``state`` from ``player``'s point of view (default: the player to act)."""
+    me = state.to_act if player is None else player
     opp = 1 - me
     phase = state.phase
     constants = [0.0] * N_PLANES
@@ -76,7 +92,7 @@ def encode(state: State) -> np.ndarray:
         constants[5 + phase] = 1.0
     rows = 0
     if phase == ROW:
-        for action in _row_actions(state.markers[me]):
+        for action in _row_actions(state.markers[state.to_act]):
             rows |= SEGMENT_MASK[action - ROW_OFFSET]
     if phase in (ROW, RING) and state.mover == me:
         constants[10] = 1.0
@@ -160,6 +176,50 @@ def transform_planes(planes: np.ndarray, k: int) -> np.ndarray:
     return flat[..., GRID_PERMUTATIONS[k], :].reshape(shape)
 
 
+#: ACTION_GATHER[k]: gather indices applying symmetry k to an action vector
+#: (the inverse permutation of ``ACTION_SYMMETRIES[k]``).
+ACTION_GATHER: Final = np.argsort(np.asarray(ACTION_SYMMETRIES, dtype=np.intp), axis=1)
+
+
+def transform_actions(values: np.ndarray, k: int) -> np.ndarray:
+    """Apply board symmetry ``k`` to per-action values shaped (..., N_ACTIONS).
+
+    Works for legal-action masks and policy targets alike: the value of
+    action ``a`` moves to action ``ACTION_SYMMETRIES[k][a]``.
+    """
+    return np.asarray(values)[..., ACTION_GATHER[k]]
+
+
+def transform_observation(observation: Mapping[str, np.ndarray], k: int) -> dict[str, np.ndarray]:
+    """Apply board symmetry ``k`` to an environment observation dict."""
+    return {
+        "observation": transform_planes(np.asarray(observation["observation"]), k),
+        "action_mask": transform_actions(observation["action_mask"], k),
+    }
+
+
+def _transform_bitboard(bitboard: int, sym: tuple[int, ...]) -> int:
+    out = 0
+    for p in iter_points(bitboard):
+        out |= POINT_BIT[sym[p]]
+    return out
+
+
+def transform_state(state: State, k: int) -> State:
+    """A copy of ``state`` with board symmetry ``k`` applied to every piece.
+
+    Counts, phase and player to act are unchanged; the copy has no history.
+    """
+    if not 0 <= k < N_SYMMETRIES:
+        raise ValueError(f"symmetry index {k!r} is outside 0..{N_SYMMETRIES - 1}")
+    sym = SYMMETRIES[k]
+    new = state.copy()
+    new.rings = [_transform_bitboard(b, sym) for b in state.rings]
+    new.markers = [_transform_bitboard(b, sym) for b in state.markers]
+    new._legal = None
+    return new
+
+
 def _check_bits() -> None:
     # bitboard_plane relies on the padded-grid bit layout of geometry.
     c, n = POINTS[0]
@@ -168,11 +228,15 @@ def _check_bits() -> None:
 
 _check_bits()
 __all__ = [
+    "ACTION_GATHER",
     "BOARD_PLANE",
     "GRID_PERMUTATIONS",
     "N_PLANES",
     "OBS_SHAPE",
     "decode",
     "encode",
+    "transform_actions",
+    "transform_observation",
     "transform_planes",
+    "transform_state",
 ]

@@ -1,0 +1,442 @@
+"""YINSH as a PettingZoo AEC environment (``yinsh_v0``).
+
+``raw_env`` is the bare environment; :func:`env` adds PettingZoo's standard
+wrappers (illegal moves end the game with -1 for the offender, out-of-range
+actions assert, calls out of order raise), as the classic environments do::
+
+    from yinsh_env import env
+
+    e = env(render_mode="ansi")
+    e.reset(seed=0)
+    for agent in e.agent_iter():
+        observation, reward, termination, truncation, info = e.last()
+        action = None if termination or truncation else (
+            e.action_space(agent).sample(observation["action_mask"]))
+        e.step(action)
+
+Agents are ``player_0`` (White, moves first) and ``player_1`` (Black).  One
+action is one decision of the engine's flat action space (``Discrete(2142)``,
+see :mod:`yinsh_env.actions`), so the same agent acts several times in a row
+while it removes rows and rings, and the opponent may remove rows the mover
+made for it before its own move: ``agent_selection`` always names the agent
+to act.  Observations are ``{"observation": planes, "action_mask": int8}``
+(planes documented in :mod:`yinsh_env.observation`), from the observing
+agent's point of view; the waiting agent's mask is all zeros.  Rewards are
++1 / -1 / 0 for win / loss / draw, given when the game ends.
+
+Bad input to ``raw_env`` (an illegal action, a malformed start position)
+raises a :class:`~yinsh_env.errors.YinshError` (a ``ValueError``) and leaves
+the environment as it was.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any, Final
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+
+from .actions import N_ACTIONS, str_to_action
+from .errors import PositionError
+from .observation import OBS_SHAPE, encode
+from .state import DEFAULT_RINGS_TO_WIN, OVER, State
+
+#: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
+AGENTS: Final = ("player_0", "player_1")
+AGENT_INDEX: Final = {name: i for i, name in enumerate(AGENTS)}
+RENDER_MODES: Final = ("ansi", "rgb_array", "human")
+ENV_NAME: Final = "yinsh_v0"
+#: Reward for the agent making an illegal move in :func:`env` (PettingZoo's convention).
+ILLEGAL_REWARD: Final = -1.0
+
+ActionLike = int | np.integer[Any] | str
+
+
+def make_observation_space() -> spaces.Dict:
+    """The observation space: float planes in [0, 1] and an int8 legal-action mask."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(low=0.0, high=1.0, shape=OBS_SHAPE, dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
+        }
+    )
+
+
+def start_state(
+    rings_to_win: int,
+    state: State | str | None = None,
+    actions: Iterable[ActionLike] = (),
+) -> State:
+    """The game an episode starts from: a new game, or a given position plus actions.
+
+    ``state`` is a :class:`State` (copied) or its text form; ``actions`` are
+    applied after it (indices or notation).  Raises
+    :class:`~yinsh_env.errors.YinshError` naming the problem; a finished game
+    is refused since an episode needs someone to act.
+    """
+    if state is None:
+        game = State(rings_to_win=rings_to_win)
+    elif isinstance(state, State):
+        game = state.copy()
+    elif isinstance(state, str):
+        game = State.from_text(state)
+    else:
+        raise PositionError(f"start state must be a State or its text form, got {state!r}")
+    if isinstance(actions, str):
+        raise PositionError(
+            f"start actions must be a sequence of actions, got the string {actions!r}"
+        )
+    game.apply_all(int(a) if isinstance(a, np.integer) else a for a in actions)
+    if game.is_terminal:
+        raise PositionError(f"cannot start an episode from a finished game: {game.to_text()}")
+    return game
+
+
+def render_game(
+    game: State, mode: str | None, last_action: int | None = None, size: int = 480
+) -> str | np.ndarray | None:
+    """Draw ``game`` for a render mode: ANSI text, an RGB array, or shown to a human.
+
+    ``human`` displays the SVG board inline in a Jupyter notebook and prints
+    the coloured text board elsewhere.
+    """
+    from . import render
+
+    if mode is None:
+        gymnasium.logger.warn(
+            "render() was called without a render_mode; pass render_mode= to the environment"
+        )
+        return None
+    if mode == "ansi":
+        return render.ansi_board(game, last_action=last_action)
+    if mode == "rgb_array":
+        return render.rgb_board(game, size=size, last_action=last_action)
+    if mode == "human":
+        if _in_notebook():
+            from IPython.display import SVG, display
+
+            display(SVG(render.svg_board(game, size=size, last_action=last_action)))
+        else:
+            print(render.ansi_board(game, last_action=last_action))
+        return None
+    raise ValueError(f"unknown render mode {mode!r}; expected one of {RENDER_MODES}")
+
+
+def _in_notebook() -> bool:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"unknown render_mode {render_mode!r}; expected one of {RENDER_MODES}")
+
+
+def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
+    """A YINSH AEC environment with PettingZoo's standard wrappers for classic games.
+
+    Takes :class:`raw_env`'s keyword arguments.  An illegal action ends the
+    game: -1 for the agent that made it, 0 for the other (PettingZoo's
+    ``TerminateIllegalWrapper``); an action outside the action space fails an
+    assertion (``AssertOutOfBoundsWrapper``); calls out of order are caught
+    (``OrderEnforcingWrapper``).  See :class:`ClassicWrapper`.
+    """
+    return ClassicWrapper(raw_env(**kwargs))
+
+
+def standard_wrappers(
+    base: AECEnv[str, dict[str, np.ndarray], int],
+) -> AECEnv[str, dict[str, np.ndarray], int]:
+    """``base`` wrapped in PettingZoo's three classic-game wrappers, one by one.
+
+    Behaves as :func:`env`'s :class:`ClassicWrapper` (the tests check it),
+    only slower; kept for comparison and for tools that look for the
+    individual wrapper classes.
+    """
+    wrapped = wrappers.TerminateIllegalWrapper(base, illegal_reward=ILLEGAL_REWARD)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+def _forward(name: str) -> property:
+    """A read-only attribute served by the wrapped raw environment."""
+
+    def get(self: ClassicWrapper) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    return property(get, doc=f"The wrapped environment's ``{name}``.")
+
+
+class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], int]):
+    """PettingZoo's wrapper stack for classic games, in one layer.
+
+    Same behaviour as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
+    TerminateIllegalWrapper(env, illegal_reward=-1)))`` (see
+    :func:`standard_wrappers`; a test plays both side by side), but the
+    attributes read on every step (``agent_selection``, ``terminations``,
+    ...) are forwarded in one hop instead of three ``__getattr__`` chains,
+    which otherwise cost more than the whole YINSH step.
+    """
+
+    env: raw_env
+
+    def __init__(self, base: raw_env) -> None:
+        super().__init__(base)
+        self._illegal_ended = False
+
+    agent_selection = _forward("agent_selection")
+    agents = _forward("agents")
+    rewards = _forward("rewards")
+    terminations = _forward("terminations")
+    truncations = _forward("truncations")
+    infos = _forward("infos")
+    _cumulative_rewards = _forward("_cumulative_rewards")
+
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._illegal_ended = False
+        super().reset(seed=seed, options=options)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action: int | np.integer | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        base = self.env
+        if not base.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = base.agent_selection
+        dead = base.terminations[agent] or base.truncations[agent]
+        in_space = (type(action) is int and 0 <= action < N_ACTIONS) or (
+            action is not None and base.action_spaces[agent].contains(action)
+        )
+        assert (action is None and dead) or in_space, "action is not in action space"
+        if dead:
+            base._was_dead_step(action)
+        elif action not in base.game.legal_actions():
+            EnvLogger.warn_on_illegal_move()
+            base.end_on_illegal_action(agent, ILLEGAL_REWARD)
+            self._illegal_ended = True
+        else:
+            base.step(action)
+
+
+class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
+    """The bare YINSH AEC environment.
+
+    Args:
+        render_mode: ``None``, ``"ansi"`` (text board), ``"rgb_array"``
+            (uint8 H x W x 3) or ``"human"`` (drawn after every step: inline
+            SVG in notebooks, text elsewhere).
+        rings_to_win: rings a player must remove to win: 3 standard, 1 Blitz.
+        legal_moves_in_info: put the acting agent's legal actions in notation
+            in ``infos[agent]["legal_moves"]`` (for people printing games).
+        render_size: image size in pixels for ``rgb_array`` and SVG drawing.
+
+    ``reset(options=...)`` understands ``{"state": State or position text,
+    "actions": [...]}`` to start from a given position (other keys are
+    ignored, as PettingZoo's API test requires).  ``step`` also accepts
+    actions in notation (``"E5-E8"``).  The engine state is ``self.game``
+    (read it, don't modify it).
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo's class attribute)
+        "name": ENV_NAME,
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        rings_to_win: int = DEFAULT_RINGS_TO_WIN,
+        legal_moves_in_info: bool = False,
+        render_size: int = 480,
+    ) -> None:
+        super().__init__()
+        check_render_mode(render_mode)
+        self.render_mode = render_mode
+        self.rings_to_win = rings_to_win
+        self.legal_moves_in_info = legal_moves_in_info
+        self.render_size = render_size
+        self.possible_agents = list(AGENTS)
+        self.observation_spaces = {agent: make_observation_space() for agent in AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS}
+        self.np_random, self.np_random_seed = seeding.np_random()
+        self._start(State(rings_to_win=rings_to_win))  # validates rings_to_win
+
+    # --- spaces --------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    # --- episode -------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game; ``seed`` also seeds the action spaces (for ``sample``)."""
+        options = options or {}
+        game = start_state(self.rings_to_win, options.get("state"), options.get("actions", ()))
+        if seed is not None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+            for i, agent in enumerate(AGENTS):
+                self.action_spaces[agent].seed(seed + i)
+        self._start(game)
+        if self.render_mode == "human":
+            self.render()
+
+    def _start(self, game: State) -> None:
+        self.game = game
+        self.last_action: int | None = None
+        self.agents = list(AGENTS)
+        self.rewards = {agent: 0.0 for agent in AGENTS}
+        self._cumulative_rewards = {agent: 0.0 for agent in AGENTS}
+        self.terminations = {agent: False for agent in AGENTS}
+        self.truncations = {agent: False for agent in AGENTS}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[game.to_act]
+        self._skip_agent_selection = None
+        self._observations: dict[str, dict[str, np.ndarray]] = {}
+        self._update_infos()
+
+    def step(self, action: ActionLike | None) -> None:
+        """Apply the selected agent's action (index or notation).
+
+        Raises :class:`~yinsh_env.errors.IllegalActionError` for an illegal
+        action, leaving the environment unchanged.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if isinstance(action, str):
+            action = str_to_action(action)
+        game.apply(action)  # type: ignore[arg-type]  # checks legality; unchanged on error
+        self.last_action = int(action)  # type: ignore[arg-type]
+        self._observations = {}
+        self._cumulative_rewards[agent] = 0.0
+        if game.phase == OVER:
+            white, black = game.returns()
+            self.rewards = {AGENTS[0]: white, AGENTS[1]: black}
+            self.terminations = {a: True for a in self.agents}
+            self._accumulate_rewards()
+        self.agent_selection = AGENTS[game.to_act]
+        if self.legal_moves_in_info:
+            self._update_infos()
+        if self.render_mode == "human":
+            self.render()
+
+    def end_on_illegal_action(self, agent: str, reward: float) -> None:
+        """End the game as PettingZoo's ``TerminateIllegalWrapper`` does.
+
+        ``agent`` gets ``reward``, everyone else 0; all agents are terminated
+        and truncated.  The board is left as it was.
+        """
+        self._cumulative_rewards[agent] = 0.0
+        self.terminations = {a: True for a in self.agents}
+        self.truncations = {a: True for a in self.agents}
+        self.rewards = {a: 0.0 for a in self.agents}
+        self.rewards[agent] = float(reward)
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def _update_infos(self) -> None:
+        if not self.legal_moves_in_info:
+            return
+        acting = self.agent_selection
+        for agent in self.agents:
+            info: dict[str, Any] = {}
+            if agent == acting and not self.game.is_terminal:
+                info["legal_moves"] = self.game.legal_action_names()
+            self.infos[agent] = info
+
+    # --- observations --------------------------------------------------------------
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation; cached until the next step."""
+        obs = self._observations.get(agent)
+        if obs is not None:
+            return obs
+        try:
+            player = AGENT_INDEX[agent]
+        except KeyError:
+            raise ValueError(f"unknown agent {agent!r}; agents are {AGENTS}") from None
+        game = self.game
+        if player == game.to_act and game.phase != OVER:
+            mask = game.legal_mask()
+        else:
+            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        obs = {"observation": encode(game, player), "action_mask": mask}
+        self._observations[agent] = obs
+        return obs
+
+    def action_mask(self, agent: str | None = None) -> np.ndarray:
+        """The legal-action mask of ``agent`` (default: the agent to act)."""
+        return self.observe(self.agent_selection if agent is None else agent)["action_mask"]
+
+    # --- rendering -----------------------------------------------------------------
+
+    def render(self) -> str | np.ndarray | None:
+        return render_game(self.game, self.render_mode, self.last_action, self.render_size)
+
+    def svg(self, **kwargs: Any) -> str:
+        """The board as SVG (keyword arguments go to :func:`yinsh_env.render.svg_board`)."""
+        from .render import svg_board
+
+        kwargs.setdefault("last_action", self.last_action)
+        kwargs.setdefault("size", self.render_size)
+        return svg_board(self.game, **kwargs)
+
+    def close(self) -> None:
+        """Nothing to release: rendering opens no window."""
+
+
+def _register() -> None:
+    """Register ``yinsh_v0`` with PettingZoo's registry where it has one (1.25+)."""
+    import pettingzoo
+
+    register = getattr(pettingzoo, "register", None)
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if register is not None and registry is not None and "yinsh-v0" not in registry:
+        register("aec", "yinsh_v0", entry_point="yinsh_env.aec_env:env")
+
+
+_register()
+
+__all__ = [
+    "AGENTS",
+    "ENV_NAME",
+    "RENDER_MODES",
+    "ClassicWrapper",
+    "env",
+    "make_observation_space",
+    "raw_env",
+    "render_game",
+    "standard_wrappers",
+    "start_state",
+]

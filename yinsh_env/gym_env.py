@@ -1,0 +1,297 @@
+"""YINSH as a single-agent Gymnasium environment: a learner against a fixed opponent.
+
+The learner plays one side (fixed, alternating between episodes, or drawn at
+random) and an opponent policy plays the other; one :meth:`YinshGymEnv.step`
+is one decision of the learner, after which the opponent makes all of its
+decisions until the learner must act again (or the game ends)::
+
+    import gymnasium as gym
+    import yinsh_env.gym_env  # registers "Yinsh-v0"
+
+    env = gym.make("Yinsh-v0", opponent=None)  # None: uniformly random moves
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        obs, reward, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
+        done = terminated or truncated
+
+Observations and actions are the PettingZoo environment's (see
+:mod:`yinsh_env.aec_env`), from the learner's point of view; the reward is
++1 / -1 / 0 for the learner when the game ends.  :meth:`action_masks` serves
+sb3-contrib's ``MaskablePPO``.
+
+The opponent can be ``None`` (uniformly random, seeded by ``reset``), an
+object with ``act(state) -> action`` (agents of the :mod:`agents` package,
+which read the engine state directly), an object with
+``act_observation(observation) -> action``, or any callable taking the
+observation dict.  Objects with ``act`` or ``act_observation`` that also have
+``reset(seed=...)`` are reseeded at every episode, so seeded runs repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .actions import N_ACTIONS, str_to_action
+from .aec_env import (
+    AGENT_INDEX,
+    AGENTS,
+    ILLEGAL_REWARD,
+    RENDER_MODES,
+    ActionLike,
+    check_render_mode,
+    make_observation_space,
+    raw_env,
+    render_game,
+)
+from .errors import IllegalActionError, PositionError
+from .state import DEFAULT_RINGS_TO_WIN, State
+
+GYM_ID: Final = "Yinsh-v0"
+LEARNER_CHOICES: Final = ("alternate", "random", *AGENTS)
+
+Observation = dict[str, Any]
+Policy = Callable[[Observation, State], int]
+
+
+def opponent_policy(opponent: Any, rng: Callable[[], np.random.Generator]) -> Policy:
+    """A function ``(observation, state) -> action`` for any supported opponent.
+
+    ``rng`` returns the environment's current random generator (used by the
+    default random opponent, so that ``reset(seed=...)`` reseeds it).
+    """
+    if opponent is None:
+
+        def random_move(observation: Observation, state: State) -> int:
+            legal = state.legal_actions()
+            return legal[int(rng().integers(len(legal)))]
+
+        return random_move
+    act = getattr(opponent, "act", None)
+    if callable(act):
+        return lambda observation, state: act(state.copy())
+    act_observation = getattr(opponent, "act_observation", None)
+    if callable(act_observation):
+        return lambda observation, state: act_observation(observation)
+    if callable(opponent):
+        return lambda observation, state: opponent(observation)
+    raise TypeError(
+        f"opponent {opponent!r} is neither None, an agent (act / act_observation) nor callable"
+    )
+
+
+class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
+    """The learner's side of a YINSH game against ``opponent``.
+
+    Args:
+        opponent: see the module docstring; ``None`` plays uniformly random moves.
+        learner: ``"player_0"`` (White), ``"player_1"`` (Black), ``0``/``1``,
+            ``"alternate"`` (White first, then switching every episode;
+            ``reset(seed=...)`` restarts with White) or ``"random"``.
+        rings_to_win: 3 standard, 1 Blitz.
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+        illegal_reward: an illegal learner action ends the episode with
+            this reward (-1, PettingZoo's convention; what learners without
+            masking need); ``None`` raises
+            :class:`~yinsh_env.errors.IllegalActionError` instead, with the
+            state unchanged.
+        legal_moves_in_info: put the learner's legal actions in notation in
+            ``info["legal_moves"]``.
+        render_size: pixels for ``rgb_array``.
+
+    ``reset(options=...)`` takes ``"state"`` / ``"actions"`` (start position,
+    as in :class:`~yinsh_env.aec_env.raw_env`) and ``"learner"`` (the side
+    for this episode).  ``info`` holds ``"learner"`` (the learner's agent
+    name), ``"opponent_actions"`` (the opponent's decisions since the learner
+    last acted) and, when the game is over, ``"result"`` and ``"end_reason"``.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
+        "render_modes": list(RENDER_MODES),
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        opponent: Any = None,
+        learner: str | int = "alternate",
+        rings_to_win: int = DEFAULT_RINGS_TO_WIN,
+        render_mode: str | None = None,
+        illegal_reward: float | None = ILLEGAL_REWARD,
+        legal_moves_in_info: bool = False,
+        render_size: int = 480,
+    ) -> None:
+        check_render_mode(render_mode)
+        self._side_choice = _parse_learner(learner)
+        self.render_mode = render_mode
+        self.render_size = render_size
+        self.illegal_reward = illegal_reward
+        self.legal_moves_in_info = legal_moves_in_info
+        self.opponent = opponent
+        self._opponent = opponent_policy(opponent, lambda: self.np_random)
+        self._aec = raw_env(rings_to_win=rings_to_win)
+        self.observation_space = make_observation_space()
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self._episode = 0
+        self._learner = 0
+        self._done = True
+
+    # --- properties ------------------------------------------------------------------
+
+    @property
+    def game(self) -> State:
+        """The engine state of the current game (read it, don't modify it)."""
+        return self._aec.game
+
+    @property
+    def learner(self) -> str:
+        """The learner's agent name in the current episode."""
+        return AGENTS[self._learner]
+
+    # --- episode -------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        if seed is not None:
+            self._episode = 0
+        side = _parse_learner(options["learner"]) if "learner" in options else self._side_choice
+        if side == "alternate":
+            self._learner = self._episode % 2
+        elif side == "random":
+            self._learner = int(self.np_random.integers(2))
+        else:
+            self._learner = int(side)
+        self._episode += 1
+        self._aec.reset(options={k: options[k] for k in ("state", "actions") if k in options})
+        reseed = getattr(self.opponent, "reset", None)
+        if callable(reseed) and _is_agent(self.opponent):
+            reseed(seed=int(self.np_random.integers(2**31)))
+        self._done = False
+        played = self._play_opponent()
+        if self._done:
+            raise PositionError(
+                f"the game ends before the learner ({self.learner}) acts: "
+                f"{self._aec.game.to_text()}"
+            )
+        info = self._info(played)
+        info["learner"] = self.learner
+        if self.render_mode == "human":
+            self.render()
+        return self._aec.observe(self.learner), info
+
+    def step(self, action: ActionLike) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
+        game = self._aec.game
+        agent = self.learner
+        if self.illegal_reward is not None and not _is_legal(game, action):
+            self._done = True
+            info = self._info([])
+            info["illegal_action"] = action
+            unchanged = {key: value.copy() for key, value in self._aec.observe(agent).items()}
+            return unchanged, float(self.illegal_reward), True, False, info
+        self._aec.step(action)  # raises IllegalActionError, unchanged state, if illegal
+        played = self._play_opponent()
+        reward = game.returns()[self._learner] if self._done else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._aec.observe(agent), reward, self._done, False, self._info(played)
+
+    def _play_opponent(self) -> list[int]:
+        """Let the opponent act until the learner must act; returns its actions."""
+        aec = self._aec
+        game = aec.game
+        played = []
+        while not game.is_terminal and game.to_act != self._learner:
+            observation = aec.observe(AGENTS[game.to_act])
+            action = self._opponent(observation, game)
+            try:
+                aec.step(action)
+            except ValueError as err:
+                raise IllegalActionError(
+                    f"opponent {self.opponent!r} chose an illegal action: {err}"
+                ) from None
+            played.append(int(action))
+        self._done = game.is_terminal
+        return played
+
+    def _info(self, played: list[int]) -> dict[str, Any]:
+        game = self._aec.game
+        info: dict[str, Any] = {"opponent_actions": played}
+        if game.is_terminal:
+            info["result"] = game.result
+            info["end_reason"] = game.end_reason
+        elif self.legal_moves_in_info:
+            info["legal_moves"] = game.legal_action_names()
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a boolean mask (sb3-contrib's MaskablePPO)."""
+        return self._aec.observe(self.learner)["action_mask"].astype(bool)
+
+    # --- rendering -----------------------------------------------------------------
+
+    def render(self) -> str | np.ndarray | None:
+        return render_game(
+            self._aec.game, self.render_mode, self._aec.last_action, self.render_size
+        )
+
+    def close(self) -> None:
+        close = getattr(self.opponent, "close", None)
+        if callable(close) and _is_agent(self.opponent):
+            close()
+
+
+def _is_agent(opponent: Any) -> bool:
+    return callable(getattr(opponent, "act", None)) or callable(
+        getattr(opponent, "act_observation", None)
+    )
+
+
+def _is_legal(game: State, action: Any) -> bool:
+    try:
+        index = str_to_action(action) if isinstance(action, str) else int(action)
+    except (TypeError, ValueError):
+        return False
+    return game.is_legal(index)
+
+
+def _parse_learner(learner: str | int) -> str | int:
+    """``"alternate"``, ``"random"`` or the learner's player index (0 White, 1 Black)."""
+    if (
+        isinstance(learner, (int, np.integer))
+        and not isinstance(learner, bool)
+        and learner in (0, 1)
+    ):
+        return int(learner)
+    if isinstance(learner, str):
+        key = learner.strip().lower()
+        if key in AGENT_INDEX:
+            return AGENT_INDEX[key]
+        if key in ("white", "black"):
+            return 0 if key == "white" else 1
+        if key in ("alternate", "random"):
+            return key
+    raise ValueError(
+        f"unknown learner side {learner!r}; expected one of {LEARNER_CHOICES}, 0, 1, "
+        "'white' or 'black'"
+    )
+
+
+def _register() -> None:
+    if GYM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYM_ID, entry_point="yinsh_env.gym_env:YinshGymEnv")
+
+
+_register()
+
+__all__ = ["GYM_ID", "YinshGymEnv", "opponent_policy"]
