@@ -30,6 +30,7 @@ _REGISTRY: dict[str, Factory | str] = {
     "alphabeta": "agents.alphabeta:AlphaBetaAgent",
     "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
+    "net": "train.agent:NetAgent",
 }
 
 

@@ -1,0 +1,78 @@
+"""The network agent: a trained checkpoint playing through the common Agent interface.
+
+Spec ``net:path=P[,sims=N]``: ``P`` is a checkpoint file or a run directory
+(its newest complete checkpoint).  ``sims=0`` plays the raw policy's most
+likely legal action; ``sims > 0`` runs the checkpoint's search (without
+exploration noise) for that many simulations.  A missing or corrupt
+checkpoint fails when the agent is built, so the arena stops before any game.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.base import Agent
+from yinsh_env.state import State
+
+from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
+from .inference import NetworkEvaluator, resolve_device
+from .mcts import Leaf, Search, run_searches
+
+
+class NetAgent(Agent):
+    """Plays with a trained network, raw (``sims=0``) or with tree search."""
+
+    def __init__(
+        self, seed: int | None = None, path: str = "", sims: int = 0, device: str = "cpu"
+    ) -> None:
+        super().__init__(seed)
+        if not path:
+            raise ValueError("the net agent needs path=CHECKPOINT_FILE_OR_RUN_DIR")
+        if sims < 0:
+            raise ValueError(f"sims must be >= 0, got {sims}")
+        self.checkpoint = resolve_checkpoint(path)
+        model, config, _ = load_model(self.checkpoint)
+        self.search_config = config.search
+        self.sims = sims
+        self.evaluator = NetworkEvaluator(model, resolve_device(device))
+        self.np_rng = np.random.default_rng(seed)
+
+    @property
+    def iteration(self) -> int | None:
+        """The training iteration of the checkpoint, when named like one."""
+        try:
+            return checkpoint_iteration(Path(self.checkpoint))
+        except ValueError:
+            return None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self.np_rng = np.random.default_rng(seed)
+
+    def act(self, state: State) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        if self.sims == 0:
+            logits, _ = self.evaluator([Leaf.of(state)])
+            return legal[int(np.argmax(logits[0]))]
+        search = Search(state.copy(), self.search_config, self.sims, self.np_rng)
+        run_searches([search], self.evaluator)
+        root = search.root
+        assert root is not None
+        return int(root.actions[search.choose(temperature=0.0)])
+
+    def policy(self, state: State) -> dict[int, float]:
+        """The raw network policy over the legal actions (for analysis and notebooks)."""
+        logits, _ = self.evaluator([Leaf.of(state)])
+        probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
+        return dict(zip(state.legal_actions(), probs.tolist()))
+
+    def value(self, state: State) -> float:
+        """The network's value of ``state`` for the player to act."""
+        _, values = self.evaluator([Leaf.of(state)])
+        return float(values[0])

@@ -1,0 +1,79 @@
+"""``yinsh-train``: run or resume a self-play training run from a YAML config.
+
+Examples::
+
+    yinsh-train --config configs/quick.yaml --run-dir runs/quick
+    yinsh-train --config configs/quick.yaml --run-dir runs/q2 seed=1 search.simulations=32
+    yinsh-train --run-dir runs/quick --resume              # continue where it stopped
+    yinsh-train --run-dir runs/quick --resume iterations=60 # ... and train longer
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .checkpoint import CheckpointError
+from .config import ConfigError, load_config
+from .trainer import CONFIG_NAME, RunError, run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yinsh-train",
+        description="AlphaZero-style self-play training for YINSH (MCTS + a PyTorch network).",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="YAML config (configs/quick.yaml, default.yaml, gpu.yaml); "
+        "with --resume, defaults to the run directory's config.yaml",
+    )
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        help="where checkpoints, metrics.jsonl, tb/ and config.yaml go "
+        "(default: runs/<config name>)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue from the run directory's latest checkpoint"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="key.sub=value", help="config overrides, e.g. optim.lr=1e-3"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run_dir: Path | None = args.run_dir
+    config_path: Path | None = args.config
+    if config_path is None:
+        if not (args.resume and run_dir is not None):
+            print("yinsh-train: give --config FILE (or --resume with --run-dir)", file=sys.stderr)
+            return 2
+        config_path = run_dir / CONFIG_NAME
+    if run_dir is None:
+        run_dir = Path("runs") / config_path.stem
+    try:
+        config = load_config(config_path, args.overrides)
+        last = run(config, run_dir, resume=args.resume, progress=not args.no_progress)
+    except (ConfigError, CheckpointError, RunError) as exc:
+        print(f"yinsh-train: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"\nyinsh-train: interrupted; continue with: yinsh-train --run-dir {run_dir} --resume",
+            file=sys.stderr,
+        )
+        return 130
+    print(f"done: {last}")
+    print(f"play it: yinsh-eval 'net:path={run_dir},sims=0' random")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""In-run evaluation through the arena: scores against baselines, Elo across checkpoints.
+
+At each evaluation the current checkpoint plays, through
+:func:`agents.arena.run_arena` with the ``net`` agent spec:
+
+* its raw policy (``sims=0``) and its search (``sims=eval.simulations``)
+  against each baseline of ``eval.opponents``;
+* its raw policy against the raw policies of the last ``eval.elo_checkpoints``
+  evaluated checkpoints.
+
+Every pairing ever played in the run is kept in the run history, and one
+Bradley-Terry fit over all of them (:func:`agents.elo.elo_ratings`, the first
+baseline anchored at 0) rates every evaluated checkpoint on one scale.  The
+checkpoint with the best rating is copied to ``best.pt``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.arena import run_arena
+from agents.elo import PairResult, elo_ratings
+
+from .checkpoint import BEST_NAME, atomic_copy, checkpoint_path
+from .config import Config
+
+
+def checkpoint_name(iteration: int) -> str:
+    """The name of a checkpoint's raw policy in the Elo ladder."""
+    return f"iter_{iteration:06d}"
+
+
+def _spec(path: Path, sims: int) -> str:
+    return f"net:path={path},sims={sims}"
+
+
+def new_history() -> dict[str, Any]:
+    """The evaluation history kept in checkpoints (plain values only)."""
+    return {"evaluated": [], "pairings": [], "best": None}
+
+
+def evaluate(
+    run_dir: Path, iteration: int, config: Config, history: dict[str, Any]
+) -> dict[str, float]:
+    """Evaluate the checkpoint of ``iteration``; updates ``history`` and returns metrics."""
+    ev = config.eval
+    path = checkpoint_path(run_dir, iteration)
+    me = checkpoint_name(iteration)
+    metrics: dict[str, float] = {}
+    seed = config.seed * 1_000_003 + iteration
+    rings = config.selfplay.rings_to_win
+
+    def match(a: str, b: str, name_b: str, key: str | None) -> None:
+        result = run_arena(
+            [a, b], ev.games, workers=ev.workers, seed=seed, progress=False, rings_to_win=rings
+        )
+        pairing = result.pairings[0]
+        points = pairing.a_wins + 0.5 * pairing.draws
+        if key is not None:
+            low, high = pairing.a_score_ci95
+            metrics[f"{key}/score"] = pairing.a_score
+            metrics[f"{key}/ci95_low"] = low
+            metrics[f"{key}/ci95_high"] = high
+        if a == _spec(path, 0):
+            history["pairings"].append(
+                {"a": me, "b": name_b, "points": points, "games": pairing.games}
+            )
+
+    for opponent in ev.opponents:
+        match(_spec(path, 0), opponent, opponent, f"eval/raw_vs_{opponent}")
+        if ev.simulations > 0:
+            match(_spec(path, ev.simulations), opponent, opponent, f"eval/search_vs_{opponent}")
+    earlier = [i for i in history["evaluated"] if checkpoint_path(run_dir, i).exists()]
+    for previous in earlier[-ev.elo_checkpoints :] if ev.elo_checkpoints else []:
+        other = _spec(checkpoint_path(run_dir, previous), 0)
+        match(_spec(path, 0), other, checkpoint_name(previous), None)
+    history["evaluated"].append(iteration)
+
+    ratings = ladder(history, ev.opponents)
+    if ratings:
+        mine = ratings[me]
+        metrics["eval/elo"] = mine
+        best = history["best"]
+        if best is None or mine >= ratings.get(checkpoint_name(best), float("-inf")):
+            history["best"] = iteration
+            atomic_copy(path, run_dir / BEST_NAME)
+        metrics["eval/best_iteration"] = float(history["best"])
+    return metrics
+
+
+def ladder(history: dict[str, Any], baselines: list[str]) -> dict[str, float]:
+    """Elo of every agent in the run's pairings, the first baseline at 0."""
+    names: list[str] = list(baselines)
+    for i in history["evaluated"]:
+        names.append(checkpoint_name(i))
+    index = {n: k for k, n in enumerate(names)}
+    results = [
+        PairResult(index[p["a"]], index[p["b"]], float(p["points"]), float(p["games"]))
+        for p in history["pairings"]
+        if p["a"] in index and p["b"] in index
+    ]
+    if not results:
+        return {}
+    ratings = elo_ratings(names, results, anchor=0)
+    return {r.agent: r.elo for r in ratings}

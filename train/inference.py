@@ -1,0 +1,72 @@
+"""Batched network evaluation of search leaves, on the CPU or a GPU.
+
+:class:`NetworkEvaluator` is the bridge between the search (numpy, one leaf
+per game) and the network (torch, one batch): it stacks the leaves' planes,
+moves them to the device in one transfer, runs the network, and brings back
+only the logits of each leaf's legal actions.  It also times itself, so
+self-play can report the share of its time spent inside the network.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from yinsh_env.actions import N_ACTIONS
+
+from .mcts import Leaf
+from .network import PolicyValueNet
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when available, else the CPU; other names pass through."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class NetworkEvaluator:
+    """Evaluates batches of leaves: implements :data:`train.mcts.BatchEvaluator`."""
+
+    def __init__(self, model: PolicyValueNet, device: torch.device, amp: bool = False) -> None:
+        self.model = model.to(device).eval()
+        self.device = device
+        self.amp = amp
+        #: Wall time inside :meth:`__call__` (batching, transfers and the network).
+        self.seconds = 0.0
+        #: Wall time of the forward pass alone.
+        self.forward_seconds = 0.0
+        self.positions = 0
+        self.batches = 0
+
+    def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
+        start = time.perf_counter()
+        planes = torch.from_numpy(np.stack([leaf.planes for leaf in leaves]))
+        lengths = [len(leaf.actions) for leaf in leaves]
+        flat = np.concatenate([leaf.actions + i * N_ACTIONS for i, leaf in enumerate(leaves)])
+        index = torch.from_numpy(flat)
+        cuda = self.device.type == "cuda"
+        if cuda:
+            planes = planes.pin_memory().to(self.device, non_blocking=True)
+            index = index.pin_memory().to(self.device, non_blocking=True)
+        forward_start = time.perf_counter()
+        with (
+            torch.inference_mode(),
+            torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp),
+        ):
+            out = self.model(planes)
+            legal_logits = out.policy.flatten()[index].float().cpu().numpy()
+            values = out.value.float().cpu().numpy()
+        end = time.perf_counter()
+        self.forward_seconds += end - forward_start
+        self.seconds += end - start
+        self.positions += len(leaves)
+        self.batches += 1
+        return np.split(legal_logits, np.cumsum(lengths)[:-1]), values
+
+    def reset_timers(self) -> None:
+        self.seconds = self.forward_seconds = 0.0
+        self.positions = self.batches = 0

@@ -1,0 +1,145 @@
+"""The learner: losses, AdamW and the learning-rate schedule.
+
+Loss per sample (all targets from the player to act's view):
+
+* policy: cross-entropy between the search's policy target and the network's
+  policy over the legal actions (illegal ones are masked out);
+* value: squared error against the game's result, times ``value_weight``;
+* margin (auxiliary): squared error against the final rings-removed margin,
+  for games played to the end, times ``margin_weight``;
+* ownership (auxiliary): squared error against the final owner of each
+  point's marker, averaged over the 85 points, times ``ownership_weight``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from yinsh_env.geometry import N_POINTS
+
+from .config import OptimConfig
+from .network import PolicyValueNet
+from .replay import Batch
+
+
+def lr_factor(step: int, config: OptimConfig, total_steps: int) -> float:
+    """Multiplier of ``config.lr`` at ``step``: linear warm-up, then constant or cosine."""
+    if config.warmup_steps and step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    if config.lr_schedule == "constant":
+        return 1.0
+    span = max(1, total_steps - config.warmup_steps)
+    progress = min(1.0, (step - config.warmup_steps) / span)
+    floor = config.final_lr_fraction
+    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+class Learner:
+    """Owns the optimizer and schedule of a model; one call = one gradient step."""
+
+    def __init__(
+        self,
+        model: PolicyValueNet,
+        config: OptimConfig,
+        total_steps: int,
+        device: torch.device,
+        amp: bool = False,
+    ) -> None:
+        self.model = model
+        self.config = config
+        self.total_steps = total_steps
+        self.device = device
+        self.amp = amp
+        # No weight decay on biases and normalisation parameters.
+        decay = [p for p in model.parameters() if p.ndim > 1]
+        no_decay = [p for p in model.parameters() if p.ndim <= 1]
+        self.optimizer = torch.optim.AdamW(
+            [
+                {"params": decay, "weight_decay": config.weight_decay},
+                {"params": no_decay, "weight_decay": 0.0},
+            ],
+            lr=config.lr,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: lr_factor(step, config, total_steps)
+        )
+        self.step = 0
+
+    def _tensor(self, array: np.ndarray) -> Tensor:
+        tensor = torch.from_numpy(array)
+        if self.device.type == "cuda":
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor
+
+    def losses(self, batch: Batch) -> dict[str, Tensor]:
+        """The loss terms of a batch (``total`` is what is minimised)."""
+        config = self.config
+        planes = self._tensor(batch.planes)
+        legal = self._tensor(batch.legal)
+        target = self._tensor(batch.policy)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
+            out = self.model(planes, legal)
+        logp = torch.log_softmax(out.policy.float(), dim=1)
+        logp = torch.where(legal, logp, torch.zeros_like(logp))
+        policy_loss = -(target * logp).sum(1).mean()
+        value_loss = F.mse_loss(out.value.float(), self._tensor(batch.value))
+        margin_mask = self._tensor(batch.margin_mask)
+        margin_error = (out.margin.float() - self._tensor(batch.margin)) ** 2
+        margin_loss = (margin_error * margin_mask).sum() / margin_mask.sum().clamp(min=1.0)
+        board = self.model.board.view(1, *self.model.board.shape[-2:])
+        own_error = (out.ownership.float() - self._tensor(batch.ownership)) ** 2
+        ownership_loss = (own_error * board).sum((1, 2)).mean() / N_POINTS
+        total = (
+            policy_loss
+            + config.value_weight * value_loss
+            + config.margin_weight * margin_loss
+            + config.ownership_weight * ownership_loss
+        )
+        with torch.no_grad():
+            probs = logp.exp()
+            entropy = -(probs * logp).sum(1).mean()
+            target_logt = torch.where(target > 0, target.log(), torch.zeros_like(target))
+            target_entropy = -(target * target_logt).sum(1).mean()
+        return {
+            "total": total,
+            "policy": policy_loss,
+            "value": value_loss,
+            "margin": margin_loss,
+            "ownership": ownership_loss,
+            "policy_entropy": entropy,
+            "policy_kl": policy_loss - target_entropy,
+        }
+
+    def train_step(self, batch: Batch) -> dict[str, float]:
+        """One AdamW step on ``batch``; returns the losses before the step."""
+        self.model.train()
+        losses = self.losses(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        losses["total"].backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), self.config.grad_clip or float("inf")
+        )
+        self.optimizer.step()
+        metrics = {f"loss/{k}": float(v.detach()) for k, v in losses.items()}
+        metrics["optim/grad_norm"] = float(grad_norm)
+        metrics["optim/lr"] = self.optimizer.param_groups[0]["lr"]
+        self.scheduler.step()
+        self.step += 1
+        return metrics
+
+    def state_dict(self) -> dict[str, object]:
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "step": self.step,
+        }
+
+    def load_state_dict(self, data: dict[str, object]) -> None:
+        self.optimizer.load_state_dict(data["optimizer"])  # type: ignore[arg-type]
+        self.scheduler.load_state_dict(data["scheduler"])  # type: ignore[arg-type]
+        self.step = int(data["step"])  # type: ignore[call-overload]

@@ -1,0 +1,181 @@
+"""The policy-value network: a residual tower over the observation planes.
+
+Input: :func:`yinsh_env.observation.encode` planes, (11, 11, 17) channel-last,
+permuted to (17, 11, 11).  Output: policy logits over the 2,142 flat actions,
+a value in [-1, 1] for the player to act, and two auxiliary predictions that
+give the tower denser targets than the game result alone (KataGo's idea): the
+final rings-removed margin and the final owner of each point's marker.
+
+The policy head is fully convolutional, like AlphaZero's chess head: each
+action reads its logit from a plane at a board point, so the head has few
+weights and treats every region of the board alike.
+
+=================  ==========================================================
+actions            logit
+=================  ==========================================================
+place on p         plane ``place`` at p
+move a -> b        plane ``from[direction, distance]`` at a + ``to[direction]`` at b
+remove row         plane ``row[direction]`` at the row's lower end point
+remove ring at p   plane ``ring`` at p
+pass               a linear unit over the pooled tower
+=================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from yinsh_env.actions import MOVE_OFFSET, N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from yinsh_env.geometry import (
+    MOVE_PAIRS,
+    N_POINTS,
+    POINTS,
+    RAY_DIRECTIONS,
+    SEGMENT_DIRECTION,
+    SEGMENTS,
+)
+from yinsh_env.observation import BOARD_PLANE, GRID, N_PLANES
+
+from .config import NetworkConfig
+
+_CELLS: Final = GRID * GRID
+_MAX_DISTANCE: Final = max(
+    max(abs(POINTS[b][0] - POINTS[a][0]), abs(POINTS[b][1] - POINTS[a][1])) for a, b in MOVE_PAIRS
+)
+# Policy plane layout.
+_PLACE: Final = 0
+_RING: Final = 1
+_ROW: Final = 2  # three line directions
+_MOVE_TO: Final = _ROW + 3  # six ray directions
+_MOVE_FROM: Final = _MOVE_TO + len(RAY_DIRECTIONS)  # six directions x distance
+POLICY_PLANES: Final = _MOVE_FROM + len(RAY_DIRECTIONS) * _MAX_DISTANCE
+
+
+def _cell(point: int) -> int:
+    """Flat (number - 1, column) cell of a point, as in the observation planes."""
+    column, number = POINTS[point]
+    return (number - 1) * GRID + column
+
+
+def _policy_gather() -> tuple[np.ndarray, np.ndarray]:
+    """Indices into the flattened policy planes for every action but pass.
+
+    ``logits[a] = flat[primary[a]] + flat[secondary[a]]``, where
+    ``secondary`` points at a cell that is always zero for non-move actions.
+    """
+    n = PASS_ACTION
+    zero = POLICY_PLANES * _CELLS  # one past the planes: a padding zero
+    primary = np.empty(n, dtype=np.int64)
+    secondary = np.full(n, zero, dtype=np.int64)
+    for p in range(N_POINTS):
+        primary[p] = _PLACE * _CELLS + _cell(p)
+        primary[RING_OFFSET + p] = _RING * _CELLS + _cell(p)
+    for i, (segment, direction) in enumerate(zip(SEGMENTS, SEGMENT_DIRECTION)):
+        primary[ROW_OFFSET + i] = (_ROW + direction) * _CELLS + _cell(segment[0])
+    for i, (a, b) in enumerate(MOVE_PAIRS):
+        dc, dn = POINTS[b][0] - POINTS[a][0], POINTS[b][1] - POINTS[a][1]
+        distance = max(abs(dc), abs(dn))
+        direction = RAY_DIRECTIONS.index((dc // distance, dn // distance))
+        plane = _MOVE_FROM + direction * _MAX_DISTANCE + distance - 1
+        primary[MOVE_OFFSET + i] = plane * _CELLS + _cell(a)
+        secondary[MOVE_OFFSET + i] = (_MOVE_TO + direction) * _CELLS + _cell(b)
+    return primary, secondary
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(x + y)
+
+
+@dataclass
+class NetOutput:
+    """Network predictions for a batch, all from the player to act's view."""
+
+    #: (B, 2142) logits; illegal actions are -inf when a mask was given.
+    policy: Tensor
+    #: (B,) expected result in [-1, 1].
+    value: Tensor
+    #: (B,) final (own - opponent's) rings removed / rings to win, in [-1, 1].
+    margin: Tensor
+    #: (B, 11, 11) final marker owner per point: +1 own, -1 opponent's, 0 none.
+    ownership: Tensor
+
+
+class PolicyValueNet(nn.Module):
+    """Residual CNN with a convolutional policy head and pooled value heads."""
+
+    gather_primary: Tensor
+    gather_secondary: Tensor
+    #: (1, 1, 11, 11) mask of the board's points.
+    board: Tensor
+
+    def __init__(self, config: NetworkConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config.channels
+        self.stem = nn.Sequential(
+            nn.Conv2d(N_PLANES, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
+        )
+        self.tower = nn.Sequential(*(ResidualBlock(c) for _ in range(config.blocks)))
+        self.policy_conv = nn.Sequential(
+            nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
+        )
+        self.policy_planes = nn.Conv2d(c, POLICY_PLANES, 1)
+        self.pass_logit = nn.Linear(2 * c, 1)
+        self.value_fc = nn.Sequential(nn.Linear(2 * c, config.value_hidden), nn.ReLU())
+        self.value_out = nn.Linear(config.value_hidden, 1)
+        self.margin_out = nn.Linear(config.value_hidden, 1)
+        self.ownership_out = nn.Conv2d(c, 1, 1)
+        primary, secondary = _policy_gather()
+        self.register_buffer("gather_primary", torch.from_numpy(primary), persistent=False)
+        self.register_buffer("gather_secondary", torch.from_numpy(secondary), persistent=False)
+        board = torch.from_numpy(np.array(BOARD_PLANE)).view(1, 1, GRID, GRID)
+        self.register_buffer("board", board, persistent=False)
+
+    def forward(self, planes: Tensor, mask: Tensor | None = None) -> NetOutput:
+        """``planes``: (B, 11, 11, 17) as encoded; ``mask``: (B, 2142) bool, True = legal."""
+        x = planes.permute(0, 3, 1, 2)
+        x = self.tower(self.stem(x))
+        pooled = self._pool(x)
+        flat = self.policy_planes(self.policy_conv(x)).flatten(1)
+        flat = F.pad(flat, (0, 1))  # the padding zero that non-move actions add
+        board_logits = flat[:, self.gather_primary] + flat[:, self.gather_secondary]
+        logits = torch.cat([board_logits, self.pass_logit(pooled)], dim=1)
+        if mask is not None:
+            logits = logits.masked_fill(~mask, float("-inf"))
+        hidden = self.value_fc(pooled)
+        return NetOutput(
+            policy=logits,
+            value=torch.tanh(self.value_out(hidden)).squeeze(1),
+            margin=torch.tanh(self.margin_out(hidden)).squeeze(1),
+            ownership=torch.tanh(self.ownership_out(x)).squeeze(1),
+        )
+
+    def _pool(self, x: Tensor) -> Tensor:
+        """Mean and max of the tower's features over the 85 board points."""
+        board = self.board.to(x.dtype)
+        mean = (x * board).sum(dim=(2, 3)) / float(N_POINTS)
+        peak = (x + (board - 1.0) * 1e4).amax(dim=(2, 3))
+        return torch.cat([mean, peak], dim=1)
+
+
+assert N_ACTIONS == PASS_ACTION + 1
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,267 @@
+"""Self-play: many games advance together and share one network batch per step.
+
+:func:`play_games` keeps ``games_in_flight`` games open.  Every round, each
+game runs its search up to the next leaf that needs the network; the leaves
+of all games go through the network in one batch; then each search takes its
+answer and goes on.  A game whose search is done plays its move, and a
+finished game makes room for the next one.
+
+Cheap self-play (KataGo):
+
+* playout-cap randomisation: a move gets a full search with probability
+  ``full_search_prob`` (with root noise; its position becomes a training
+  sample), otherwise a fast search that only plays the move;
+* forced moves (a single legal action) are played without search;
+* resignation once the searched value stays below a threshold, except in a
+  share of games that never resign and measure how often resigning would
+  have been wrong.
+
+Every random choice of a game comes from its own generator, seeded from the
+game's seed, so the games do not depend on which others share their batches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from yinsh_env.observation import bitboard_plane, encode
+from yinsh_env.state import State
+
+from .config import SearchConfig, SelfPlayConfig
+from .mcts import BatchEvaluator, Leaf, Node, Search, advance
+from .replay import GameSamples, pack_planes
+
+
+def temperature_at(schedule: list[tuple[int, float]], ply: int) -> float:
+    """The temperature of the last schedule step at or before ``ply``."""
+    temperature = schedule[0][1]
+    for start, value in schedule:
+        if ply >= start:
+            temperature = value
+    return temperature
+
+
+@dataclass
+class GameStats:
+    """What a finished self-play game reports besides its samples."""
+
+    index: int
+    plies: int
+    result: str  # 'W', 'B' or 'draw'
+    end_reason: str  # 'rings', 'pool', 'passes' or 'resign'
+    full_searches: int
+    fast_searches: int
+    simulations: int
+    resign_disabled: bool
+    #: In a game that never resigns: whether a player would have resigned, and
+    #: whether that player then avoided losing (a false resignation).
+    would_resign: bool = False
+    false_resign: bool = False
+    actions: list[int] = field(default_factory=list)
+
+
+@dataclass
+class SelfPlayResult:
+    games: list[GameSamples]
+    stats: list[GameStats]
+    seconds: float = 0.0
+    network_seconds: float = 0.0
+    network_positions: int = 0
+    network_batches: int = 0
+
+    def merge(self, other: SelfPlayResult) -> None:
+        self.games += other.games
+        self.stats += other.stats
+        self.seconds = max(self.seconds, other.seconds)
+        self.network_seconds += other.network_seconds
+        self.network_positions += other.network_positions
+        self.network_batches += other.network_batches
+
+
+class SelfPlayGame:
+    """One game in progress: its position, current search and recorded samples."""
+
+    def __init__(
+        self, index: int, seed: int, search: SearchConfig, selfplay: SelfPlayConfig
+    ) -> None:
+        self.index = index
+        self.rng = np.random.default_rng(seed)
+        self.search_config = search
+        self.config = selfplay
+        self.state = State(rings_to_win=selfplay.rings_to_win)
+        self.search: Search | None = None
+        self.tree: Node | None = None
+        self.full = False
+        self.resign_disabled = bool(self.rng.random() < selfplay.resign_disabled_fraction)
+        self.low_value_streak = [0, 0]
+        self.resigned: int | None = None
+        self.would_resign: int | None = None
+        self.samples: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
+        self.full_searches = self.fast_searches = self.simulations = 0
+
+    @property
+    def over(self) -> bool:
+        return self.resigned is not None or self.state.is_terminal
+
+    def next_leaf(self) -> Leaf | None:
+        """Advance to the next position needing the network; None when the game is over."""
+        while not self.over:
+            if self.search is None:
+                legal = self.state.legal_actions()
+                if len(legal) == 1:
+                    self._play(legal[0])
+                    continue
+                self._start_search()
+            assert self.search is not None
+            leaf = self.search.next_leaf()
+            if leaf is not None:
+                return leaf
+            self._finish_move()
+        return None
+
+    def expand(self, logits: np.ndarray, value: float) -> None:
+        assert self.search is not None
+        self.search.expand(logits, value)
+
+    def _start_search(self) -> None:
+        self.full = bool(self.rng.random() < self.config.full_search_prob)
+        sims = self.search_config.simulations if self.full else self.config.fast_simulations
+        temperature = temperature_at(self.config.temperature, self.state.ply)
+        noise = self.full or (self.search_config.algorithm == "gumbel" and temperature > 0)
+        self.search = Search(self.state, self.search_config, sims, self.rng, noise, self.tree)
+
+    def _finish_move(self) -> None:
+        search = self.search
+        assert search is not None and search.root is not None
+        root = search.root
+        self.simulations += search.done_simulations
+        if self.full:
+            self.full_searches += 1
+            policy = search.policy_target().astype(np.float32)
+            self.samples.append((encode(self.state), self.state.to_act, root.actions, policy))
+        else:
+            self.fast_searches += 1
+        if self._check_resign(search.root_value()):
+            return
+        temperature = temperature_at(self.config.temperature, self.state.ply)
+        action = int(root.actions[search.choose(temperature)])
+        self._play(action)
+
+    def _check_resign(self, value: float) -> bool:
+        threshold = self.config.resign_threshold
+        me = self.state.to_act
+        if threshold <= -1.0:
+            return False
+        self.low_value_streak[me] = self.low_value_streak[me] + 1 if value < threshold else 0
+        if self.low_value_streak[me] < self.config.resign_moves:
+            return False
+        if self.resign_disabled:
+            if self.would_resign is None:
+                self.would_resign = me
+            return False
+        self.resigned = me
+        self.search = None
+        return True
+
+    def _play(self, action: int) -> None:
+        search, self.search = self.search, None
+        reuse = self.search_config.reuse_tree and search is not None
+        self.tree = advance(search.root, action) if reuse and search is not None else None
+        self.state.apply_unchecked(action)
+
+    def finish(self) -> tuple[GameSamples, GameStats]:
+        state = self.state
+        if self.resigned is not None:
+            returns = np.zeros(2, dtype=np.float32)
+            returns[self.resigned], returns[1 - self.resigned] = -1.0, 1.0
+            result, reason = "WB"[1 - self.resigned], "resign"
+        else:
+            returns = np.asarray(state.returns(), dtype=np.float32)
+            result, reason = state.result, state.end_reason or ""
+        false_resign = self.would_resign is not None and returns[self.would_resign] >= 0
+        samples = self._samples(returns)
+        stats = GameStats(
+            index=self.index,
+            plies=state.ply,
+            result=result,
+            end_reason=reason,
+            full_searches=self.full_searches,
+            fast_searches=self.fast_searches,
+            simulations=self.simulations,
+            resign_disabled=self.resign_disabled,
+            would_resign=self.would_resign is not None,
+            false_resign=bool(false_resign),
+            actions=state.actions,
+        )
+        return samples, stats
+
+    def _samples(self, returns: np.ndarray) -> GameSamples:
+        state = self.state
+        n = len(self.samples)
+        planes = (
+            np.stack([s[0] for s in self.samples]) if n else np.zeros((0, 11, 11, 17), np.float32)
+        )
+        bits, values = pack_planes(planes)
+        lengths = [len(s[2]) for s in self.samples]
+        return GameSamples(
+            bits=bits,
+            plane_values=values,
+            players=np.array([s[1] for s in self.samples], dtype=np.int8),
+            policy_actions=np.concatenate([s[2] for s in self.samples] or [np.zeros(0)]).astype(
+                np.int16
+            ),
+            policy_probs=np.concatenate([s[3] for s in self.samples] or [np.zeros(0)]).astype(
+                np.float32
+            ),
+            policy_offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            returns=returns,
+            removed=np.asarray(state.removed, dtype=np.float32),
+            rings_to_win=state.rings_to_win,
+            finished=self.resigned is None,
+            final_markers=np.stack([bitboard_plane(m) for m in state.markers]).astype(np.int8),
+        )
+
+
+def play_games(
+    evaluate: BatchEvaluator,
+    seeds: list[int],
+    search: SearchConfig,
+    selfplay: SelfPlayConfig,
+    first_index: int = 0,
+) -> SelfPlayResult:
+    """Play one game per seed, ``selfplay.games_in_flight`` at a time, leaves batched.
+
+    Games are returned in seed order; ``first_index`` numbers them.
+    """
+    start = time.perf_counter()
+    queue = deque(enumerate(seeds, start=first_index))
+    active: list[SelfPlayGame] = []
+    finished: list[tuple[GameSamples, GameStats]] = []
+    while queue or active:
+        while queue and len(active) < selfplay.games_in_flight:
+            index, seed = queue.popleft()
+            active.append(SelfPlayGame(index, seed, search, selfplay))
+        leaves: list[Leaf] = []
+        waiting: list[SelfPlayGame] = []
+        for game in active:
+            leaf = game.next_leaf()
+            if leaf is None:
+                finished.append(game.finish())
+            else:
+                leaves.append(leaf)
+                waiting.append(game)
+        if leaves:
+            logits, values = evaluate(leaves)
+            for game, leaf_logits, value in zip(waiting, logits, values):
+                game.expand(leaf_logits, float(value))
+        active = waiting
+    finished.sort(key=lambda item: item[1].index)
+    return SelfPlayResult(
+        games=[g for g, _ in finished],
+        stats=[s for _, s in finished],
+        seconds=time.perf_counter() - start,
+    )

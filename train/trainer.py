@@ -1,0 +1,286 @@
+"""The training run, top to bottom: self-play, learn, checkpoint, evaluate, repeat.
+
+Each iteration is deterministic given the run's seed and the checkpoint it
+starts from:
+
+1. self-play ``selfplay.games_per_iteration`` games with the weights fixed for
+   the iteration; game ``g`` of iteration ``i`` is seeded from (seed, i, g);
+2. add them to the replay window;
+3. ``optim.steps_per_iteration`` gradient steps on batches drawn with a
+   generator seeded from (seed, i);
+4. checkpoint (model, optimizer, replay, RNG states, history);
+5. every ``eval.every`` iterations (and after the last), evaluate in the arena.
+
+So ``--resume`` from the checkpoint of iteration ``i`` replays exactly what an
+uninterrupted run would have done next.  Metrics go to ``metrics.jsonl`` (one
+JSON object per iteration) and to TensorBoard (``tb/``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .checkpoint import (
+    CheckpointError,
+    config_of,
+    latest_checkpoint,
+    list_checkpoints,
+    prune_checkpoints,
+    read_file,
+    replay_path,
+    save_checkpoint,
+    set_rng_states,
+)
+from .config import Config, save_config
+from .evaluate import evaluate, new_history
+from .inference import resolve_device
+from .learner import Learner
+from .network import PolicyValueNet, count_parameters
+from .replay import ReplayBuffer
+from .selfplay import SelfPlayResult
+from .workers import make_executor
+
+CONFIG_NAME = "config.yaml"
+METRICS_NAME = "metrics.jsonl"
+
+
+class RunError(ValueError):
+    """A run directory that cannot be used as asked (e.g. resuming nothing)."""
+
+
+def game_seed(seed: int, iteration: int, game: int) -> int:
+    """The seed of game ``game`` of iteration ``iteration``."""
+    return int(np.random.SeedSequence([seed, iteration, game]).generate_state(1, np.uint64)[0])
+
+
+@dataclass
+class RunState:
+    """What the loop carries from one iteration to the next."""
+
+    config: Config
+    model: PolicyValueNet
+    learner: Learner
+    replay: ReplayBuffer
+    iteration: int  # iterations completed
+    history: dict[str, Any]
+
+
+class MetricsLog:
+    """Metrics to ``metrics.jsonl`` and TensorBoard, one record per iteration."""
+
+    def __init__(self, run_dir: Path, resume_after: int | None) -> None:
+        self.path = run_dir / METRICS_NAME
+        if resume_after is not None and self.path.exists():
+            # Drop records of iterations the resumed run will redo.
+            kept = [
+                line
+                for line in self.path.read_text().splitlines()
+                if line.strip() and json.loads(line).get("iteration", 0) <= resume_after
+            ]
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(line + "\n" for line in kept))
+            os.replace(tmp, self.path)
+        elif resume_after is None:
+            self.path.write_text("")
+        from torch.utils.tensorboard import SummaryWriter
+
+        purge = resume_after + 1 if resume_after is not None else None
+        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
+
+    def write(self, iteration: int, metrics: dict[str, float]) -> None:
+        record = {"iteration": iteration, **metrics}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        for key, value in metrics.items():
+            self.writer.add_scalar(key, value, iteration)
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
+    """Build the run's objects, fresh or from the run directory's latest checkpoint."""
+    torch.set_num_threads(config.threads)
+    device = resolve_device(config.device)
+    checkpoint = latest_checkpoint(run_dir) if resume else None
+    if resume and checkpoint is None:
+        raise RunError(f"cannot resume: run directory {run_dir} holds no checkpoint")
+    if not resume and list_checkpoints(run_dir):
+        raise RunError(
+            f"run directory {run_dir} already holds checkpoints; "
+            "pass --resume to continue it or choose another --run-dir"
+        )
+    random.seed(config.seed)
+    np.random.seed(config.seed % 2**32)
+    torch.manual_seed(config.seed)
+    model = PolicyValueNet(config.network).to(device)
+    total_steps = config.iterations * config.optim.steps_per_iteration
+    learner = Learner(model, config.optim, total_steps, device, amp=config.amp)
+    replay = ReplayBuffer(config.replay.window)
+    state = RunState(config, model, learner, replay, 0, new_history())
+    if checkpoint is not None:
+        data = read_file(checkpoint)
+        saved = config_of(data, checkpoint)
+        if saved.network != config.network:
+            raise RunError(
+                f"cannot resume {checkpoint}: its network config {saved.network} "
+                f"differs from the requested {config.network}"
+            )
+        model.load_state_dict(data["model"])
+        learner.load_state_dict(data["learner"])
+        replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
+        set_rng_states(data["rng"])
+        state.iteration = int(data["iteration"])
+        state.history = data["history"]
+    return state
+
+
+def self_play(state: RunState, executor: Any) -> tuple[SelfPlayResult, dict[str, float]]:
+    config = state.config
+    n = config.selfplay.games_per_iteration
+    seeds = [game_seed(config.seed, state.iteration, g) for g in range(n)]
+    weights = {k: v.detach().cpu() for k, v in state.model.state_dict().items()}
+    result: SelfPlayResult = executor.play(weights, seeds, state.iteration * n)
+    stats = result.stats
+    plies = sum(s.plies for s in stats)
+    sims = sum(s.simulations for s in stats)
+    seconds = max(result.seconds, 1e-9)
+    disabled = [s for s in stats if s.resign_disabled]
+    would = [s for s in disabled if s.would_resign]
+    metrics = {
+        "selfplay/games": float(len(stats)),
+        "selfplay/positions": float(sum(len(g) for g in result.games)),
+        "selfplay/game_length": plies / max(1, len(stats)),
+        "selfplay/white_win": sum(s.result == "W" for s in stats) / max(1, len(stats)),
+        "selfplay/draw": sum(s.result == "draw" for s in stats) / max(1, len(stats)),
+        "selfplay/resigned": sum(s.end_reason == "resign" for s in stats) / max(1, len(stats)),
+        "selfplay/false_resign": sum(s.false_resign for s in would) / max(1, len(would)),
+        "selfplay/seconds": result.seconds,
+        "selfplay/moves_per_s": plies / seconds,
+        "selfplay/simulations_per_s": sims / seconds,
+        "selfplay/network_positions_per_s": result.network_positions / seconds,
+        "selfplay/network_share": result.network_seconds / seconds,
+        "selfplay/batch_size": result.network_positions / max(1, result.network_batches),
+    }
+    return result, metrics
+
+
+def learn(state: RunState) -> dict[str, float]:
+    """The iteration's gradient steps; mean of each loss over them."""
+    config = state.config
+    if len(state.replay) < config.replay.min_positions:
+        return {}
+    rng = np.random.default_rng([config.seed, state.iteration, 1])
+    totals: dict[str, float] = {}
+    steps = config.optim.steps_per_iteration
+    for _ in range(steps):
+        batch = state.replay.sample(config.optim.batch_size, rng, config.replay.symmetries)
+        for key, value in state.learner.train_step(batch).items():
+            totals[key] = totals.get(key, 0.0) + value
+    return {k: v / steps for k, v in totals.items()} if steps else {}
+
+
+def run(
+    config: Config,
+    run_dir: str | Path,
+    resume: bool = False,
+    progress: bool = True,
+    on_iteration: Callable[[int, dict[str, float]], None] | None = None,
+) -> Path:
+    """Train until ``config.iterations``; returns the last checkpoint's path."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state = prepare(config, run_dir, resume)
+    save_config(config, run_dir / CONFIG_NAME)
+    log = MetricsLog(run_dir, state.iteration if resume else None)
+    executor = make_executor(config)
+    bar = tqdm(
+        total=config.iterations,
+        initial=state.iteration,
+        desc="iterations",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    last = latest_checkpoint(run_dir)
+    started = time.perf_counter()
+    try:
+        if state.iteration == 0 and not resume:
+            params = float(count_parameters(state.model))
+            log.writer.add_text(
+                "config", "```\n" + json.dumps(config.to_dict(), indent=1) + "\n```"
+            )
+            bar.write(f"network: {params:,.0f} parameters; run directory {run_dir}")
+        while state.iteration < config.iterations:
+            t0 = time.perf_counter()
+            result, metrics = self_play(state, executor)
+            for game in result.games:
+                state.replay.add(game)
+            t1 = time.perf_counter()
+            metrics.update(learn(state))
+            state.iteration += 1
+            metrics["replay/positions"] = float(len(state.replay))
+            metrics["replay/games_added"] = float(state.replay.games_added)
+            metrics["optim/step"] = float(state.learner.step)
+            metrics["time/selfplay_s"] = t1 - t0
+            metrics["time/learn_s"] = time.perf_counter() - t1
+            last = save_checkpoint(
+                run_dir,
+                state.iteration,
+                config,
+                state.model,
+                state.learner.state_dict(),
+                state.replay.state_dict(),
+                state.history,
+            )
+            due = config.eval.every and state.iteration % config.eval.every == 0
+            if due or state.iteration == config.iterations:
+                t2 = time.perf_counter()
+                metrics.update(evaluate(run_dir, state.iteration, config, state.history))
+                metrics["time/eval_s"] = time.perf_counter() - t2
+                # Save the history with the checkpoint it describes.
+                last = save_checkpoint(
+                    run_dir,
+                    state.iteration,
+                    config,
+                    state.model,
+                    state.learner.state_dict(),
+                    state.replay.state_dict(),
+                    state.history,
+                )
+            prune_checkpoints(run_dir, config.keep_checkpoints, set(state.history["evaluated"]))
+            metrics["time/elapsed_s"] = time.perf_counter() - started
+            log.write(state.iteration, metrics)
+            bar.set_postfix(_postfix(metrics), refresh=False)
+            bar.update(1)
+            if on_iteration is not None:
+                on_iteration(state.iteration, metrics)
+    finally:
+        bar.close()
+        executor.close()
+        log.close()
+    if last is None:
+        raise CheckpointError(f"run {run_dir} finished without a checkpoint")
+    return last
+
+
+def _postfix(metrics: dict[str, float]) -> dict[str, str]:
+    shown = {
+        "loss/policy": "pol",
+        "loss/value": "val",
+        "selfplay/game_length": "len",
+        "eval/raw_vs_random/score": "raw-rnd",
+        "eval/elo": "elo",
+    }
+    return {short: f"{metrics[key]:.3g}" for key, short in shown.items() if key in metrics}

@@ -1,0 +1,150 @@
+"""Where self-play runs: in the trainer's process, or in a pool of worker processes.
+
+An executor takes the iteration's network weights and the games' seeds and
+returns their :class:`~train.selfplay.SelfPlayResult`.  The weights are fixed
+for the whole iteration; each worker builds its own network once and loads
+the new weights at every call.  Games are split into contiguous chunks, one
+per worker, and every game draws its randomness from its own seed, so the
+games played do not depend on the backend.
+
+Backends register in :data:`EXECUTORS`; a distributed one (Ray) is another
+class with the same two methods.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol
+
+import torch
+
+from .config import Config, config_from_dict
+from .inference import NetworkEvaluator, resolve_device
+from .network import PolicyValueNet
+from .selfplay import SelfPlayResult, play_games
+
+Weights = Mapping[str, torch.Tensor]
+
+
+class SelfPlayExecutor(Protocol):
+    """Plays an iteration's self-play games with given weights."""
+
+    def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult: ...
+
+    def close(self) -> None: ...
+
+
+def play_with_weights(
+    model: PolicyValueNet,
+    config: Config,
+    device: torch.device,
+    weights: Weights,
+    seeds: list[int],
+    first_index: int,
+) -> SelfPlayResult:
+    """Load ``weights`` into ``model`` and play one game per seed, leaves batched."""
+    model.load_state_dict(weights)
+    evaluator = NetworkEvaluator(model, device, amp=config.amp)
+    result = play_games(evaluator, seeds, config.search, config.selfplay, first_index)
+    result.network_seconds = evaluator.seconds
+    result.network_positions = evaluator.positions
+    result.network_batches = evaluator.batches
+    return result
+
+
+class InProcessExecutor:
+    """Self-play in the trainer's own process (the simplest; one core or one GPU)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.device = resolve_device(config.device)
+        self.model = PolicyValueNet(config.network)
+
+    def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult:
+        return play_with_weights(self.model, self.config, self.device, weights, seeds, first_index)
+
+    def close(self) -> None:
+        pass
+
+
+# --- a pool of worker processes ------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(config_dict: dict[str, Any]) -> None:
+    torch.set_num_threads(1)
+    config = config_from_dict(config_dict)
+    _WORKER["config"] = config
+    _WORKER["device"] = resolve_device(config.device)
+    _WORKER["model"] = PolicyValueNet(config.network)
+
+
+def _worker_play(weights_bytes: bytes, seeds: list[int], first_index: int) -> SelfPlayResult:
+    weights = torch.load(io.BytesIO(weights_bytes), map_location="cpu", weights_only=True)
+    return play_with_weights(
+        _WORKER["model"], _WORKER["config"], _WORKER["device"], weights, seeds, first_index
+    )
+
+
+def split(seeds: list[int], parts: int) -> list[tuple[int, list[int]]]:
+    """Contiguous chunks ``(offset, seeds)``, as even as possible, none empty."""
+    parts = max(1, min(parts, len(seeds)))
+    size, extra = divmod(len(seeds), parts)
+    chunks = []
+    start = 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        chunks.append((start, seeds[start:end]))
+        start = end
+    return chunks
+
+
+class ProcessExecutor:
+    """Self-play in ``config.workers`` processes, each batching its own games."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        context = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(
+            max_workers=config.workers,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(config.to_dict(),),
+        )
+
+    def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult:
+        buffer = io.BytesIO()
+        torch.save({k: v.detach().cpu() for k, v in weights.items()}, buffer)
+        payload = buffer.getvalue()
+        futures = [
+            self.pool.submit(_worker_play, payload, chunk, first_index + offset)
+            for offset, chunk in split(seeds, self.config.workers)
+        ]
+        result = SelfPlayResult(games=[], stats=[])
+        for future in futures:
+            result.merge(future.result())
+        return result
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+
+
+#: Backend name (``config.backend``) -> executor factory.
+EXECUTORS: dict[str, Callable[[Config], SelfPlayExecutor]] = {
+    "inprocess": InProcessExecutor,
+    "process": ProcessExecutor,
+}
+
+
+def make_executor(config: Config) -> SelfPlayExecutor:
+    """The executor for ``config.backend``."""
+    factory = EXECUTORS.get(config.backend)
+    if factory is None:
+        raise ValueError(
+            f"unknown self-play backend {config.backend!r}; known: {', '.join(EXECUTORS)}"
+        )
+    return factory(config)
