@@ -22,6 +22,7 @@ from yinsh_env import (
     RING,
     ROW,
     WHITE,
+    IllegalActionError,
     PositionError,
     State,
     str_to_action,
@@ -397,3 +398,15 @@ def test_pass_action_round_trips_through_text_and_undo() -> None:
     state.pop()
     assert state.key() == before
     assert state.phase == MOVE
+
+
+@pytest.mark.parametrize(
+    "bad", [True, False, 3.0, np.float64(3.0), "A3", None], ids=lambda b: f"{type(b).__name__}"
+)
+def test_apply_rejects_non_integer_actions_naming_them(bad: object) -> None:
+    # True == 1 and 3.0 == 3 are legal placements by value: they must not slip through.
+    state = State()
+    with pytest.raises(IllegalActionError) as info:
+        state.apply(bad)  # type: ignore[arg-type]
+    assert repr(bad) in str(info.value) and "not an action index" in str(info.value)
+    assert state == State() and state.actions == []

@@ -337,7 +337,7 @@ class State:
         legal = self._legal
         if legal is None:
             legal = self._legal = self._generate()
-        if action not in legal:
+        if action not in legal or (type(action) is not int and not _is_index(action)):
             raise IllegalActionError(self._illegal_message(action))
         self.apply_unchecked(int(action))
 
@@ -346,6 +346,8 @@ class State:
         self.apply(str_to_action(action) if isinstance(action, str) else action)
 
     def _illegal_message(self, action: object) -> str:
+        if not _is_index(action):  # True == 1 and 3.0 == 3 would name an action
+            return f"action {action!r} is not an action index (an integer 0..{N_ACTIONS - 1})"
         try:
             name = action_to_str(action)  # type: ignore[arg-type]
         except ValueError:
@@ -609,6 +611,11 @@ class State:
         for action in actions:
             self.push(action)
         return self
+
+
+def _is_index(action: object) -> bool:
+    """Whether ``action`` has an integer type (numpy's included) other than bool."""
+    return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
 
 
 def _points(bitboard: int) -> list[int]:
