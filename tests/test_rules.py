@@ -8,6 +8,7 @@ the state after applying actions.  Test names say the rule they check.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -562,7 +563,7 @@ def test_placement_edge_points_allowed_occupied_points_not() -> None:
 # --- illegal actions --------------------------------------------------------------------------
 
 
-ILLEGAL_CASES = [
+ILLEGAL_CASES: list[tuple[str, Callable[[], State], str]] = [
     ("place-occupied", lambda: State().apply_all(["E5"]), "E5"),
     ("move-in-placement", lambda: State().apply_all(["E5"]), "E5-E6"),
     ("place-in-move-phase", lambda: position(R="E5", r="K10"), "F6"),
@@ -581,9 +582,9 @@ ILLEGAL_CASES = [
     ("make", "action"), [case[1:] for case in ILLEGAL_CASES], ids=[c[0] for c in ILLEGAL_CASES]
 )
 def test_illegal_action_raises_naming_action_and_position_state_unchanged(
-    make: object, action: str
+    make: Callable[[], State], action: str
 ) -> None:
-    state: State = make()  # type: ignore[operator]
+    state = make()
     text, key, legal = state.to_text(), state.key(), list(state.legal_actions())
     with pytest.raises(IllegalActionError) as info:
         state.push(action)
