@@ -9,6 +9,14 @@ the opponent's row removals after our move are all handled by the same rule.
 Rewards are 1 for a win, 0.5 for a draw and 0 for a loss.  Rollouts run on a
 copy of the position with :meth:`~yinsh_env.State.apply_unchecked`; a rollout
 stopped by ``rollout_limit`` is scored by the rings removed so far.
+
+Random rollouts judge a won position and a merely good one alike (a player one
+ring short of winning wins most random games either way), so the tree also
+keeps proofs (an MCTS-Solver): a finished game is proven for its winner; a node
+is proven for the player to act there as soon as one child is proven for them,
+and for the other player once every child is.  Selection skips children proven
+lost and the root plays a proven win at once.  Proofs name players rather than
+assume alternation, so they too follow one player's consecutive decisions.
 """
 
 from __future__ import annotations
@@ -22,17 +30,35 @@ from .base import Agent
 
 
 class _Node:
-    """A decision in the tree: its statistics and its children."""
+    """A decision in the tree: its statistics, children and proof."""
 
-    __slots__ = ("children", "player", "untried", "visits", "wins")
+    __slots__ = ("children", "player", "proven", "to_act", "untried", "visits", "wins")
 
-    def __init__(self, player: int, untried: list[int]) -> None:
+    def __init__(self, player: int, to_act: int, untried: list[int], proven: int) -> None:
         #: The player who made the decision leading here (whose result ``wins`` sums).
         self.player = player
+        #: The player to act here (-1 once the game is over).
+        self.to_act = to_act
         self.untried = untried
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.wins = 0.0
+        #: The player this node is a proven win for, or -1 (unproven).
+        self.proven = proven
+
+    def update_proof(self) -> bool:
+        """Prove this node from its children if possible; True when it became proven."""
+        if self.proven >= 0:
+            return False
+        me = self.to_act
+        children = self.children.values()
+        if any(child.proven == me for child in children):
+            self.proven = me
+            return True
+        if not self.untried and all(child.proven == 1 - me for child in children):
+            self.proven = 1 - me
+            return True
+        return False
 
 
 class MCTSAgent(Agent):
@@ -79,10 +105,24 @@ class MCTSAgent(Agent):
                     break
             elif sims >= self.sims:
                 break
+            if root.proven >= 0:
+                break  # the result is known: more simulations cannot change the choice
         self.last_sims = sims
         self.last_visits = {a: child.visits for a, child in root.children.items()}
-        best = max(root.children.values(), key=lambda n: n.visits)
-        return next(a for a, child in root.children.items() if child is best)
+        return self._choose(root)
+
+    @staticmethod
+    def _choose(root: _Node) -> int:
+        """A proven win, else the most visited child not proven lost (ties: best mean)."""
+        me = root.to_act
+        children = root.children
+        for action, child in children.items():
+            if child.proven == me:
+                return action
+        candidates = [a for a, c in children.items() if c.proven != 1 - me] or list(children)
+        return max(
+            candidates, key=lambda a: (children[a].visits, children[a].wins / children[a].visits)
+        )
 
     def act_with_budget(
         self, state: State, sims: int | None = None, time: float | None = None
@@ -99,41 +139,57 @@ class MCTSAgent(Agent):
             self.sims, self.time_budget = saved
 
     def _new_node(self, state: State, player: int) -> _Node:
-        untried = [] if state.is_terminal else list(state.legal_actions())
+        if state.is_terminal:
+            winner = state.winner
+            return _Node(player, -1, [], -1 if winner is None else winner)
+        untried = list(state.legal_actions())
         self.rng.shuffle(untried)
-        return _Node(player, untried)
+        return _Node(player, state.to_act, untried, -1)
 
     def _simulate(self, root: _Node, state: State) -> None:
         path = [root]
         node = root
-        # Selection: descend through fully expanded nodes by UCB1, each node's
-        # children judged by the player to act there.
-        while not node.untried and node.children:
+        # Selection: descend through fully expanded, unproven nodes by UCB1, each
+        # node's children judged by the player to act there; children proven
+        # lost for that player are skipped (an unproven node has another child).
+        while node.proven < 0 and not node.untried and node.children:
             log_n = math.log(node.visits)
             c = self.c
+            lost = 1 - node.to_act
             best_score = -1.0
             best_action = -1
             best_child = node
             for action, child in node.children.items():
+                if child.proven == lost:
+                    continue
                 score = child.wins / child.visits + c * math.sqrt(log_n / child.visits)
                 if score > best_score:
                     best_score, best_action, best_child = score, action, child
+            if best_action < 0:
+                break  # every child proven lost: the proof above will say so
             state.apply_unchecked(best_action)
             node = best_child
             path.append(node)
         # Expansion: one new child.
-        if node.untried:
+        if node.proven < 0 and node.untried:
             action = node.untried.pop()
             player = state.to_act
             state.apply_unchecked(action)
-            child = self._new_node(state, player)
-            node.children[action] = child
-            path.append(child)
-        # Rollout and back-up.
-        rewards = self._rollout(state)
+            node = self._new_node(state, player)
+            path[-1].children[action] = node
+            path.append(node)
+        # Rollout (or the proven result) and back-up.
+        if node.proven >= 0:
+            rewards = (1.0, 0.0) if node.proven == 0 else (0.0, 1.0)
+        else:
+            rewards = self._rollout(state)
         for visited in path:
             visited.visits += 1
             visited.wins += rewards[visited.player]
+        # Proofs climb from the leaf while nodes keep becoming proven.
+        for parent in reversed(path[:-1]):
+            if not parent.update_proof():
+                break
 
     def _rollout(self, state: State) -> tuple[float, float]:
         """Play random actions to the end; (White's, Black's) reward in [0, 1]."""
