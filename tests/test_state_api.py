@@ -7,6 +7,7 @@ import pickle
 import random
 import subprocess
 import sys
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -28,6 +29,7 @@ from yinsh_env import (
     str_to_action,
 )
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 START = "4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3"
 # White to move; E5-E7 leaves E5 (white row E1-E5) and flips E6 (black row C6-G6).
 ROWS_FOR_BOTH = "r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3"
@@ -65,7 +67,7 @@ def test_rows_for_both_fixture_is_what_its_comment_says() -> None:
     state = State.from_text(ROWS_FOR_BOTH)
     state.push("E5-E7")
     assert (state.phase, state.to_act, state.legal_action_names()) == (ROW, WHITE, ["xE1-E5"])
-    assert state.rows_of(BLACK) == state.rows_of(BLACK)[:1] and state.rows_of(BLACK)
+    assert state.rows_of(BLACK) == [str_to_action("xC6-G6")]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -151,7 +153,7 @@ def test_from_text_rejects_malformed_text_naming_the_problem(text: str, problem:
         State.from_text(text)
     assert isinstance(info.value, ValueError)
     assert problem in str(info.value)
-    assert repr(text) in str(info.value) or text in str(info.value)
+    assert repr(text) in str(info.value)
 
 
 def test_from_text_rejects_a_non_string() -> None:
@@ -294,7 +296,7 @@ def test_zobrist_is_deterministic_across_processes() -> None:
     state = random_game(7, stop=40)
     code = f"from yinsh_env import State;print(State.from_text({state.to_text()!r}).zobrist())"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PROJECT_ROOT
     ).stdout
     assert int(out) == state.zobrist()
     assert 0 <= state.zobrist() < 2**64
