@@ -1,0 +1,40 @@
+"""Every notebook in notebooks/ runs top to bottom without an error (tiny settings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+def test_there_are_notebooks() -> None:
+    assert any(path.name == "01_quickstart.ipynb" for path in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Notebooks read YINSH_NOTEBOOK_SMOKE to pick tiny settings; the kernel inherits it.
+    monkeypatch.setenv("YINSH_NOTEBOOK_SMOKE", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS_DIR.parent)}},
+    )
+    client.execute()  # raises CellExecutionError naming the cell on any error
+    errors = [
+        output
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+    assert not errors
