@@ -59,7 +59,7 @@ class AlphaBetaAgent(Agent):
     def __init__(
         self,
         seed: int | None = None,
-        depth: int = 3,
+        depth: int = 2,
         place_depth: int = 1,
         time: float = 0.0,
         tt_size: int = 500_000,

@@ -134,7 +134,7 @@ def test_row_choice_position_punishes_the_wrong_row() -> None:
 @pytest.mark.parametrize(
     "agent",
     [AlphaBetaAgent(seed=3, depth=1), AlphaBetaAgent(seed=3), MCTSAgent(seed=3, sims=1500)],
-    ids=["alphabeta-d1", "alphabeta-d3", "mcts"],
+    ids=["alphabeta-d1", "alphabeta-default", "mcts"],
 )
 def test_consecutive_decisions_row_then_ring(agent: Agent) -> None:
     state = position(ROW_CHOICE, phase="row", mover="w", removed="1-2")
