@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -30,28 +31,13 @@ def position(
     for col, number in POINTS:
         name = f"{'ABCDEFGHIJK'[col]}{number}"
         columns[col].append(pieces.get(name, "."))
-    board = "/".join(
-        "".join(cells).replace(".", "1") for cells in columns
-    )  # runs of '1' are valid digit runs
+    # Runs of empty points are written as their length.
+    board = "/".join(re.sub(r"\.+", lambda m: str(len(m.group())), "".join(c)) for c in columns)
     markers = sum(1 for p in pieces.values() if p in "Mm")
     pool = 51 - markers if pool is None else pool
     assert all(name in NAME_TO_POINT for name in pieces)
-    text = f"{_squash(board)} {to_act} {phase} {mover} {removed} {pool} 0 3"
+    text = f"{board} {to_act} {phase} {mover} {removed} {pool} 0 3"
     return State.from_text(text)
-
-
-def _squash(board: str) -> str:
-    """Merge runs of '1' into their count so that the text is canonical."""
-    out, run = [], 0
-    for ch in board + "/":
-        if ch == "1":
-            run += 1
-            continue
-        if run:
-            out.append(str(run))
-            run = 0
-        out.append(ch)
-    return "".join(out)[:-1]
 
 
 def play_turn(agent: Agent, state: State) -> list[str]:
