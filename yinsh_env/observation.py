@@ -52,7 +52,15 @@ import numpy as np
 
 from .actions import ACTION_SYMMETRIES, ROW_OFFSET
 from .errors import PositionError
-from .geometry import GRID_WIDTH, N_SYMMETRIES, POINT_BIT, POINTS, SEGMENT_MASK, SYMMETRIES
+from .geometry import (
+    BOARD_MASK,
+    GRID_WIDTH,
+    N_SYMMETRIES,
+    POINT_BIT,
+    POINTS,
+    SEGMENT_MASK,
+    SYMMETRIES,
+)
 from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions, iter_points
 
 N_PLANES: Final = 17
@@ -82,39 +90,59 @@ def _plane_bitboard(plane: np.ndarray) -> int:
     return bb
 
 
+# encode() unpacks six bitboards, each padded to _SLOT bits, into one vector of
+# bits followed by the N_PLANES constant values, then fills every cell of the
+# observation with a single gather: _GATHER[cell, k] is the source of plane k.
+_SLOT: Final = _BYTES * 8
+_BITBOARD_PLANES: Final = (0, 1, 2, 3, 9, 4)  # own/opp rings, own/opp markers, rows, board
+_N_BITS: Final = len(_BITBOARD_PLANES) * _SLOT
+
+
+def _gather_index() -> np.ndarray:
+    index = np.empty((GRID, GRID, N_PLANES), dtype=np.intp)
+    for n in range(GRID):
+        for c in range(GRID):
+            index[n, c, :] = _N_BITS + np.arange(N_PLANES)  # constant planes
+            for slot, plane in enumerate(_BITBOARD_PLANES):
+                index[n, c, plane] = slot * _SLOT + c * GRID_WIDTH + n
+    return index.reshape(-1)
+
+
+_GATHER: Final = _gather_index()
+
+
 def encode(state: State, player: int | None = None) -> np.ndarray:
     """The planes of ``state`` from ``player``'s point of view (default: the player to act)."""
     me = state.to_act if player is None else player
     opp = 1 - me
     phase = state.phase
     constants = [0.0] * N_PLANES
+    rows = 0
     if phase <= RING:
         constants[5 + phase] = 1.0
-    rows = 0
-    if phase == ROW:
-        for action in _row_actions(state.markers[state.to_act]):
-            rows |= SEGMENT_MASK[action - ROW_OFFSET]
-    if phase in (ROW, RING) and state.mover == me:
-        constants[10] = 1.0
+        if phase == ROW:
+            for action in _row_actions(state.markers[state.to_act]):
+                rows |= SEGMENT_MASK[action - ROW_OFFSET]
+        if phase >= ROW and state.mover == me:
+            constants[10] = 1.0
     constants[11] = state.removed[me] / 5.0
     constants[12] = state.removed[opp] / 5.0
     constants[13] = state.rings_to_win / 5.0
     constants[14] = state.pool / TOTAL_MARKERS
     constants[15] = 1.0 if state.passes else 0.0
     constants[16] = 1.0 if me == WHITE else 0.0
-    planes = np.empty(OBS_SHAPE, dtype=np.float32)
-    planes[...] = constants
-    raw = b"".join(
-        bb.to_bytes(_BYTES, "little")
-        for bb in (state.rings[me], state.rings[opp], state.markers[me], state.markers[opp])
+    rings, markers = state.rings, state.markers
+    bits = (
+        rings[me]
+        | rings[opp] << _SLOT
+        | markers[me] << 2 * _SLOT
+        | markers[opp] << 3 * _SLOT
+        | rows << 4 * _SLOT
+        | BOARD_MASK << 5 * _SLOT
     )
-    flat = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    bits = flat.reshape(4, _BYTES * 8)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
-    planes[:, :, 0:4] = bits[:, :, :GRID].transpose(2, 1, 0)
-    planes[:, :, 4] = BOARD_PLANE
-    if rows:
-        planes[:, :, 9] = bitboard_plane(rows)
-    return planes
+    raw = np.frombuffer(bits.to_bytes(_N_BITS // 8, "little"), dtype=np.uint8)
+    source = np.concatenate((np.unpackbits(raw, bitorder="little"), constants), dtype=np.float32)
+    return source[_GATHER].reshape(OBS_SHAPE)
 
 
 def decode(planes: np.ndarray) -> State:
