@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from typing import Any
 
@@ -191,3 +192,16 @@ def test_legal_moves_in_info_and_render() -> None:
     text = env.render()
     assert isinstance(text, str) and "White to place" in text
     assert State() == State.from_text(env.game.to_text())
+
+
+def test_pickle_round_trip_mid_game() -> None:
+    env = YinshGymEnv(opponent=RandomAgent(seed=3), learner="player_1")
+    env.reset(seed=3)
+    for _ in range(12):
+        env.step(first_legal(env))
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.game == env.game and copy.learner == env.learner
+    for _ in range(10):
+        a, b = env.step(first_legal(env)), copy.step(first_legal(copy))
+        assert np.array_equal(a[0]["observation"], b[0]["observation"])
+        assert a[1:] == b[1:]

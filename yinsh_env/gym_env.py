@@ -31,7 +31,6 @@ observation dict.  Objects with ``act`` or ``act_observation`` that also have
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 import gymnasium
@@ -57,30 +56,21 @@ GYM_ID: Final = "Yinsh-v0"
 LEARNER_CHOICES: Final = ("alternate", "random", *AGENTS)
 
 Observation = dict[str, Any]
-Policy = Callable[[Observation, State], int]
 
 
-def opponent_policy(opponent: Any, rng: Callable[[], np.random.Generator]) -> Policy:
-    """A function ``(observation, state) -> action`` for any supported opponent.
+def opponent_kind(opponent: Any) -> str:
+    """How an opponent is asked for moves: ``random``, ``state``, ``observation`` or ``call``.
 
-    ``rng`` returns the environment's current random generator (used by the
-    default random opponent, so that ``reset(seed=...)`` reseeds it).
+    Raises :class:`TypeError` for an object that cannot choose moves.
     """
     if opponent is None:
-
-        def random_move(observation: Observation, state: State) -> int:
-            legal = state.legal_actions()
-            return legal[int(rng().integers(len(legal)))]
-
-        return random_move
-    act = getattr(opponent, "act", None)
-    if callable(act):
-        return lambda observation, state: act(state.copy())
-    act_observation = getattr(opponent, "act_observation", None)
-    if callable(act_observation):
-        return lambda observation, state: act_observation(observation)
+        return "random"
+    if callable(getattr(opponent, "act", None)):
+        return "state"
+    if callable(getattr(opponent, "act_observation", None)):
+        return "observation"
     if callable(opponent):
-        return lambda observation, state: opponent(observation)
+        return "call"
     raise TypeError(
         f"opponent {opponent!r} is neither None, an agent (act / act_observation) nor callable"
     )
@@ -134,7 +124,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         self.illegal_reward = illegal_reward
         self.legal_moves_in_info = legal_moves_in_info
         self.opponent = opponent
-        self._opponent = opponent_policy(opponent, lambda: self.np_random)
+        self._opponent_kind = opponent_kind(opponent)
         self._aec = raw_env(rings_to_win=rings_to_win)
         self.observation_space = make_observation_space()
         self.action_space = spaces.Discrete(N_ACTIONS)
@@ -173,7 +163,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         self._episode += 1
         self._aec.reset(options={k: options[k] for k in ("state", "actions") if k in options})
         reseed = getattr(self.opponent, "reset", None)
-        if callable(reseed) and _is_agent(self.opponent):
+        if callable(reseed) and self._opponent_kind in ("state", "observation"):
             reseed(seed=int(self.np_random.integers(2**31)))
         self._done = False
         played = self._play_opponent()
@@ -212,8 +202,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         game = aec.game
         played = []
         while not game.is_terminal and game.to_act != self._learner:
-            observation = aec.observe(AGENTS[game.to_act])
-            action = self._opponent(observation, game)
+            action = self._opponent_action()
             try:
                 aec.step(action)
             except ValueError as err:
@@ -223,6 +212,19 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             played.append(int(action))
         self._done = game.is_terminal
         return played
+
+    def _opponent_action(self) -> Any:
+        game = self._aec.game
+        kind = self._opponent_kind
+        if kind == "random":
+            legal = game.legal_actions()
+            return legal[int(self.np_random.integers(len(legal)))]
+        if kind == "state":
+            return self.opponent.act(game.copy())
+        observation = self._aec.observe(AGENTS[game.to_act])
+        if kind == "observation":
+            return self.opponent.act_observation(observation)
+        return self.opponent(observation)
 
     def _info(self, played: list[int]) -> dict[str, Any]:
         game = self._aec.game
@@ -247,14 +249,8 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
 
     def close(self) -> None:
         close = getattr(self.opponent, "close", None)
-        if callable(close) and _is_agent(self.opponent):
+        if callable(close) and self._opponent_kind in ("state", "observation"):
             close()
-
-
-def _is_agent(opponent: Any) -> bool:
-    return callable(getattr(opponent, "act", None)) or callable(
-        getattr(opponent, "act_observation", None)
-    )
 
 
 def _is_legal(game: State, action: Any) -> bool:
@@ -294,4 +290,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["GYM_ID", "YinshGymEnv", "opponent_policy"]
+__all__ = ["GYM_ID", "YinshGymEnv", "opponent_kind"]
