@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 from yinsh_env import (
     ACTION_NAMES,
@@ -25,6 +24,10 @@ from yinsh_env import raw_env as make_raw_env
 from yinsh_env.aec_env import AGENTS, ClassicWrapper, raw_env, standard_wrappers
 from yinsh_env.geometry import COLUMN_LETTERS, POINTS
 from yinsh_env.observation import decode, encode
+
+with warnings.catch_warnings():  # pettingzoo.test imports connect four the deprecated way
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pettingzoo.test import api_test, render_test, seed_test
 
 
 @pytest.fixture(autouse=True)
