@@ -5,6 +5,10 @@ Spec ``net:path=P[,sims=N]``: ``P`` is a checkpoint file or a run directory
 likely legal action; ``sims > 0`` runs the checkpoint's search (without
 exploration noise) for that many simulations.  A missing or corrupt
 checkpoint fails when the agent is built, so the arena stops before any game.
+
+Building the agent sets torch's thread count for the process (``threads``,
+default 1): evaluating one position at a time gains nothing from more
+threads, and idle threads spinning on a busy machine slow it down many times.
 """
 
 from __future__ import annotations
@@ -26,17 +30,25 @@ class NetAgent(Agent):
     """Plays with a trained network, raw (``sims=0``) or with tree search."""
 
     def __init__(
-        self, seed: int | None = None, path: str = "", sims: int = 0, device: str = "cpu"
+        self,
+        seed: int | None = None,
+        path: str = "",
+        sims: int = 0,
+        device: str = "cpu",
+        threads: int = 1,
     ) -> None:
         super().__init__(seed)
         if not path:
             raise ValueError("the net agent needs path=CHECKPOINT_FILE_OR_RUN_DIR")
         if sims < 0:
             raise ValueError(f"sims must be >= 0, got {sims}")
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
         self.checkpoint = resolve_checkpoint(path)
         model, config, _ = load_model(self.checkpoint)
         self.search_config = config.search
         self.sims = sims
+        torch.set_num_threads(threads)
         self.evaluator = NetworkEvaluator(model, resolve_device(device))
         self.np_rng = np.random.default_rng(seed)
 

@@ -120,12 +120,14 @@ class EvalConfig:
 
     #: Evaluate every this many iterations (0: only after the last one).
     every: int = 10
-    #: Games per pairing (half with each colour).
+    #: Games per pairing of the raw policy (half with each colour).
     games: int = 20
     #: Baselines the current network plays, raw (sims=0) and with search.
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
-    #: Simulations of the "with search" network agent (0 skips it).
+    #: Simulations of the "with search" network agent, and its games per
+    #: pairing (0 skips it).
     simulations: int = 32
+    search_games: int = 10
     #: Earlier evaluated checkpoints joining the Elo round robin.
     elo_checkpoints: int = 2
     workers: int = 1
@@ -193,6 +195,7 @@ class Config:
             "replay.min_positions": self.replay.min_positions,
             "eval.every": self.eval.every,
             "eval.simulations": self.eval.simulations,
+            "eval.search_games": self.eval.search_games,
             "eval.elo_checkpoints": self.eval.elo_checkpoints,
         }
         for key, value in non_negative.items():
@@ -382,6 +385,11 @@ def _check(kind: Any, value: Any, key: str, source: str) -> Any:
             raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
         return value
     if kind is float:
+        if isinstance(value, str):  # YAML reads 1e-3 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
         return float(value)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from agents.arena import run_arena
 from agents.elo import PairResult, elo_ratings
 
@@ -51,10 +53,14 @@ def evaluate(
     seed = config.seed * 1_000_003 + iteration
     rings = config.selfplay.rings_to_win
 
-    def match(a: str, b: str, name_b: str, key: str | None) -> None:
-        result = run_arena(
-            [a, b], ev.games, workers=ev.workers, seed=seed, progress=False, rings_to_win=rings
-        )
+    def match(a: str, b: str, name_b: str, key: str | None, games: int) -> None:
+        threads = torch.get_num_threads()
+        try:
+            result = run_arena(
+                [a, b], games, workers=ev.workers, seed=seed, progress=False, rings_to_win=rings
+            )
+        finally:
+            torch.set_num_threads(threads)  # the net agent sets its own
         pairing = result.pairings[0]
         points = pairing.a_wins + 0.5 * pairing.draws
         if key is not None:
@@ -68,13 +74,14 @@ def evaluate(
             )
 
     for opponent in ev.opponents:
-        match(_spec(path, 0), opponent, opponent, f"eval/raw_vs_{opponent}")
-        if ev.simulations > 0:
-            match(_spec(path, ev.simulations), opponent, opponent, f"eval/search_vs_{opponent}")
+        match(_spec(path, 0), opponent, opponent, f"eval/raw_vs_{opponent}", ev.games)
+        if ev.simulations > 0 and ev.search_games > 0:
+            spec = _spec(path, ev.simulations)
+            match(spec, opponent, opponent, f"eval/search_vs_{opponent}", ev.search_games)
     earlier = [i for i in history["evaluated"] if checkpoint_path(run_dir, i).exists()]
     for previous in earlier[-ev.elo_checkpoints :] if ev.elo_checkpoints else []:
         other = _spec(checkpoint_path(run_dir, previous), 0)
-        match(_spec(path, 0), other, checkpoint_name(previous), None)
+        match(_spec(path, 0), other, checkpoint_name(previous), None, ev.games)
     history["evaluated"].append(iteration)
 
     ratings = ladder(history, ev.opponents)

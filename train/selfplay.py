@@ -68,7 +68,9 @@ class GameStats:
 class SelfPlayResult:
     games: list[GameSamples]
     stats: list[GameStats]
+    #: Wall time of the slowest worker, and all workers' time added up.
     seconds: float = 0.0
+    worker_seconds: float = 0.0
     network_seconds: float = 0.0
     network_positions: int = 0
     network_batches: int = 0
@@ -77,6 +79,7 @@ class SelfPlayResult:
         self.games += other.games
         self.stats += other.stats
         self.seconds = max(self.seconds, other.seconds)
+        self.worker_seconds += other.worker_seconds
         self.network_seconds += other.network_seconds
         self.network_positions += other.network_positions
         self.network_batches += other.network_batches
@@ -260,8 +263,10 @@ def play_games(
                 game.expand(leaf_logits, float(value))
         active = waiting
     finished.sort(key=lambda item: item[1].index)
+    seconds = time.perf_counter() - start
     return SelfPlayResult(
         games=[g for g, _ in finished],
         stats=[s for _, s in finished],
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
+        worker_seconds=seconds,
     )

@@ -171,7 +171,7 @@ def self_play(state: RunState, executor: Any) -> tuple[SelfPlayResult, dict[str,
         "selfplay/moves_per_s": plies / seconds,
         "selfplay/simulations_per_s": sims / seconds,
         "selfplay/network_positions_per_s": result.network_positions / seconds,
-        "selfplay/network_share": result.network_seconds / seconds,
+        "selfplay/network_share": result.network_seconds / max(result.worker_seconds, 1e-9),
         "selfplay/batch_size": result.network_positions / max(1, result.network_batches),
     }
     return result, metrics
@@ -217,11 +217,14 @@ def run(
     started = time.perf_counter()
     try:
         if state.iteration == 0 and not resume:
-            params = float(count_parameters(state.model))
-            log.writer.add_text(
-                "config", "```\n" + json.dumps(config.to_dict(), indent=1) + "\n```"
-            )
-            bar.write(f"network: {params:,.0f} parameters; run directory {run_dir}")
+            bar.write(f"network: {count_parameters(state.model):,} parameters; run {run_dir}")
+            text = json.dumps(config.to_dict(), indent=1)
+            log.writer.add_text("config", f"```\n{text}\n```")
+            last = _checkpoint(run_dir, state)
+            metrics = {"optim/step": 0.0}
+            if config.eval.every:  # the untrained network: where the learning curve starts
+                metrics.update(_evaluate(run_dir, state))
+            log.write(0, metrics)
         while state.iteration < config.iterations:
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
@@ -235,31 +238,13 @@ def run(
             metrics["optim/step"] = float(state.learner.step)
             metrics["time/selfplay_s"] = t1 - t0
             metrics["time/learn_s"] = time.perf_counter() - t1
-            last = save_checkpoint(
-                run_dir,
-                state.iteration,
-                config,
-                state.model,
-                state.learner.state_dict(),
-                state.replay.state_dict(),
-                state.history,
-            )
+            last = _checkpoint(run_dir, state)
             due = config.eval.every and state.iteration % config.eval.every == 0
             if due or state.iteration == config.iterations:
-                t2 = time.perf_counter()
-                metrics.update(evaluate(run_dir, state.iteration, config, state.history))
-                metrics["time/eval_s"] = time.perf_counter() - t2
-                # Save the history with the checkpoint it describes.
-                last = save_checkpoint(
-                    run_dir,
-                    state.iteration,
-                    config,
-                    state.model,
-                    state.learner.state_dict(),
-                    state.replay.state_dict(),
-                    state.history,
-                )
-            prune_checkpoints(run_dir, config.keep_checkpoints, set(state.history["evaluated"]))
+                metrics.update(_evaluate(run_dir, state))
+            # The untrained network and every evaluated one stay (the Elo ladder).
+            protected = {0, *state.history["evaluated"]}
+            prune_checkpoints(run_dir, config.keep_checkpoints, protected)
             metrics["time/elapsed_s"] = time.perf_counter() - started
             log.write(state.iteration, metrics)
             bar.set_postfix(_postfix(metrics), refresh=False)
@@ -273,6 +258,27 @@ def run(
     if last is None:
         raise CheckpointError(f"run {run_dir} finished without a checkpoint")
     return last
+
+
+def _checkpoint(run_dir: Path, state: RunState) -> Path:
+    return save_checkpoint(
+        run_dir,
+        state.iteration,
+        state.config,
+        state.model,
+        state.learner.state_dict(),
+        state.replay.state_dict(),
+        state.history,
+    )
+
+
+def _evaluate(run_dir: Path, state: RunState) -> dict[str, float]:
+    """Evaluate the current checkpoint, then save it again with the updated history."""
+    start = time.perf_counter()
+    metrics = evaluate(run_dir, state.iteration, state.config, state.history)
+    metrics["time/eval_s"] = time.perf_counter() - start
+    _checkpoint(run_dir, state)
+    return metrics
 
 
 def _postfix(metrics: dict[str, float]) -> dict[str, str]:

@@ -1,0 +1,96 @@
+"""The network agent ``net:path=...``: loading checkpoints, legal play, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents import AgentSpecError, make_agent
+from agents.arena import run_arena
+from train.checkpoint import checkpoint_path
+from train.config import load_config
+from train.trainer import run
+from yinsh_env import State
+
+TINY = """\
+seed: 1
+iterations: 1
+backend: inprocess
+network: {blocks: 1, channels: 8, value_hidden: 8}
+search: {simulations: 4, gumbel_considered: 4}
+selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
+replay: {window: 5000, min_positions: 4}
+optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
+eval: {every: 0, games: 2, opponents: [random], simulations: 0}
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("net-agent")
+    (folder / "tiny.yaml").write_text(TINY)
+    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
+    torch.set_num_threads(threads)
+    return folder / "run"
+
+
+def play_out(spec: str, seed: int = 0) -> State:
+    """A whole game of ``spec`` (White) against random; State.apply checks every move."""
+    net = make_agent(spec, seed=seed)
+    other = make_agent("random", seed=seed)
+    state = State()
+    while not state.is_terminal:
+        agent = net if state.to_act == 0 else other
+        before = state.to_text()
+        action = agent.act(state)
+        assert state.to_text() == before  # the agent leaves the position alone
+        state.apply(action)
+    return state
+
+
+@pytest.mark.parametrize("sims", [0, 3])
+def test_net_agent_plays_legal_games_from_a_run_directory(run_dir: Path, sims: int) -> None:
+    final = play_out(f"net:path={run_dir},sims={sims}")
+    assert final.is_terminal and final.result in ("W", "B", "draw")
+    agent = make_agent(f"net:path={run_dir},sims={sims}")
+    assert agent.checkpoint == checkpoint_path(run_dir, 1)  # type: ignore[attr-defined]
+
+
+def test_net_agent_loads_a_checkpoint_file(run_dir: Path) -> None:
+    agent = make_agent(f"net:path={checkpoint_path(run_dir, 0)}", seed=3)
+    state = State()
+    policy = agent.policy(state)  # type: ignore[attr-defined]
+    assert set(policy) == set(state.legal_actions())
+    assert sum(policy.values()) == pytest.approx(1.0, abs=1e-5)
+    assert -1.0 <= agent.value(state) <= 1.0  # type: ignore[attr-defined]
+    assert agent.act(state) == max(policy, key=policy.__getitem__)
+
+
+def test_net_agent_in_the_arena(run_dir: Path) -> None:
+    result = run_arena([f"net:path={run_dir},sims=0", "random"], games=2, progress=False)
+    assert result.pairings[0].games == 2
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("net", "needs path="),
+        ("net:path=/no/such/run", "does not exist"),
+        ("net:path=RUN,sims=-1", "sims must be >= 0"),
+        ("net:path=RUN,simz=2", "unknown parameter 'simz'"),
+    ],
+)
+def test_bad_net_specs_fail_when_built(run_dir: Path, spec: str, message: str) -> None:
+    with pytest.raises(AgentSpecError, match=message):
+        make_agent(spec.replace("RUN", str(run_dir)))
+
+
+def test_an_empty_run_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(AgentSpecError, match="holds no checkpoint"):
+        make_agent(f"net:path={tmp_path}")
+    with pytest.raises(ValueError, match="holds no checkpoint"):
+        run_arena([f"net:path={tmp_path}", "random"], games=2, progress=False)

@@ -1,0 +1,131 @@
+"""Replay storage and symmetry augmentation: planes, policy targets and masks agree."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from train.replay import (
+    ACTION_PERMUTATIONS,
+    GameSamples,
+    ReplayBuffer,
+    make_batch,
+    pack_planes,
+    unpack_planes,
+)
+from yinsh_env import N_SYMMETRIES, State
+from yinsh_env.observation import bitboard_plane, decode, encode, transform_planes
+
+
+def positions(n: int, seed: int = 0) -> list[State]:
+    """Positions from random games, every phase included."""
+    rng = random.Random(seed)
+    out: list[State] = []
+    while len(out) < n:
+        state = State()
+        while not state.is_terminal:
+            if rng.random() < 0.15 or state.phase >= 2:
+                out.append(state.copy())
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+    return out[:n]
+
+
+def game_of(states: list[State], seed: int = 0) -> GameSamples:
+    """A replay game holding ``states`` with random policy targets over their legal actions."""
+    rng = np.random.default_rng(seed)
+    planes = np.stack([encode(s) for s in states])
+    bits, values = pack_planes(planes)
+    actions = [np.asarray(s.legal_actions()) for s in states]
+    probs = [rng.dirichlet(np.ones(len(a))).astype(np.float32) for a in actions]
+    final = states[-1]
+    return GameSamples(
+        bits=bits,
+        plane_values=values,
+        players=np.array([s.to_act for s in states], dtype=np.int8),
+        policy_actions=np.concatenate(actions).astype(np.int16),
+        policy_probs=np.concatenate(probs),
+        policy_offsets=np.concatenate([[0], np.cumsum([len(a) for a in actions])]),
+        returns=np.array([1.0, -1.0], dtype=np.float32),
+        removed=np.array([3.0, 1.0], dtype=np.float32),
+        rings_to_win=3,
+        finished=True,
+        final_markers=np.stack([bitboard_plane(m) for m in final.markers]).astype(np.int8),
+    )
+
+
+def test_packing_planes_is_lossless() -> None:
+    planes = np.stack([encode(s) for s in positions(200)])
+    bits, values = pack_planes(planes)
+    assert bits.dtype == np.uint8 and bits.shape == (200, 258)
+    assert np.array_equal(unpack_planes(bits, values), planes)
+
+
+def test_packing_refuses_planes_it_would_corrupt() -> None:
+    planes = encode(State())[None].copy()
+    planes[0, 5, 5, 4] = 0.5  # a board point worth 0.5 beside the 1s of the board plane
+    with pytest.raises(ValueError, match="non-zero values"):
+        pack_planes(planes)
+
+
+def test_symmetries_map_planes_and_actions_consistently() -> None:
+    """The position read back from transformed planes has the transformed legal actions."""
+    for state in positions(40, seed=1):
+        planes = encode(state)
+        legal = np.asarray(state.legal_actions())
+        for k in range(N_SYMMETRIES):
+            image = decode(transform_planes(planes, k))
+            assert image.legal_actions() == sorted(ACTION_PERMUTATIONS[k, legal].tolist())
+            assert image.to_act == state.to_act and image.phase == state.phase
+
+
+def test_sampled_batches_carry_targets_through_the_symmetry() -> None:
+    states = positions(30, seed=2)
+    game = game_of(states)
+    for k in range(N_SYMMETRIES):
+        items = [(game, i) for i in range(len(states))]
+        batch = make_batch(items, np.full(len(items), k))
+        for j, state in enumerate(states):
+            assert np.array_equal(batch.planes[j], transform_planes(encode(state), k))
+            image = decode(batch.planes[j])
+            # The legal mask is exactly the transformed position's legal actions ...
+            assert np.flatnonzero(batch.legal[j]).tolist() == image.legal_actions()
+            # ... and each action's target probability moved with it.
+            lo, hi = game.policy_offsets[j], game.policy_offsets[j + 1]
+            for action, prob in zip(game.policy_actions[lo:hi], game.policy_probs[lo:hi]):
+                assert batch.policy[j, ACTION_PERMUTATIONS[k, action]] == prob
+            assert batch.policy[j].sum() == pytest.approx(1.0, abs=1e-5)
+            sign = 1.0 if state.to_act == 0 else -1.0
+            assert batch.value[j] == sign  # White won this game
+            assert batch.margin[j] == pytest.approx(sign * 2 / 3)
+            ownership = transform_planes(
+                (game.final_markers[state.to_act] - game.final_markers[1 - state.to_act])[
+                    ..., None
+                ].astype(np.float32),
+                k,
+            )[..., 0]
+            assert np.array_equal(batch.ownership[j], ownership)
+
+
+def test_the_window_drops_old_games_and_sampling_is_reproducible() -> None:
+    buffer = ReplayBuffer(window=50)
+    games = [game_of(positions(20, seed=s), seed=s) for s in range(5)]
+    for game in games:
+        buffer.add(game)
+    assert buffer.games_added == 5
+    assert 50 <= len(buffer) < 70 and list(buffer.games) == games[-len(buffer.games) :]
+    a = buffer.sample(64, np.random.default_rng(7))
+    b = buffer.sample(64, np.random.default_rng(7))
+    assert np.array_equal(a.planes, b.planes) and np.array_equal(a.policy, b.policy)
+    assert len(set(a.symmetries.tolist())) > 1
+    restored = ReplayBuffer(window=50)
+    restored.load_state_dict(buffer.state_dict())
+    c = restored.sample(64, np.random.default_rng(7))
+    assert np.array_equal(a.planes, c.planes) and np.array_equal(a.value, c.value)
+
+
+def test_sampling_an_empty_buffer_is_an_error() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        ReplayBuffer(10).sample(4, np.random.default_rng(0))

@@ -1,0 +1,147 @@
+"""Training runs end to end: the CLI smoke run, exact resume, corrupt checkpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents import AgentSpecError, make_agent
+from train.checkpoint import (
+    CheckpointError,
+    checkpoint_path,
+    latest_checkpoint,
+    list_checkpoints,
+    read_file,
+    replay_path,
+    resolve_checkpoint,
+)
+from train.cli import main
+from train.config import Config, load_config
+from train.trainer import RunError, run
+
+TINY = """\
+seed: 3
+iterations: 2
+backend: inprocess
+network: {blocks: 1, channels: 8, value_hidden: 8}
+search: {simulations: 6, gumbel_considered: 4}
+selfplay: {games_per_iteration: 3, games_in_flight: 3, fast_simulations: 2,
+           full_search_prob: 0.5}
+replay: {window: 5000, min_positions: 8}
+optim: {batch_size: 16, steps_per_iteration: 2, warmup_steps: 1}
+eval: {every: 0, games: 2, opponents: [random], simulations: 2, search_games: 2}
+"""
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> object:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_config(tmp_path: Path, *overrides: str) -> Config:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return load_config(path, list(overrides))
+
+
+def metrics(run_dir: Path) -> list[dict[str, float]]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_two_iteration_run_through_the_cli(tmp_path: Path) -> None:
+    config_file = tmp_path / "tiny.yaml"
+    config_file.write_text(TINY)
+    run_dir = tmp_path / "run"
+    args = ["--config", str(config_file), "--run-dir", str(run_dir), "--no-progress"]
+    assert main([*args, "optim.lr=0.001"]) == 0
+    saved = load_config(run_dir / "config.yaml")
+    assert saved.optim.lr == pytest.approx(0.001) and saved.iterations == 2
+    assert [p.name for p in list_checkpoints(run_dir)] == [
+        "iter_000000.pt",
+        "iter_000001.pt",
+        "iter_000002.pt",
+    ]
+    latest = latest_checkpoint(run_dir)
+    assert latest == checkpoint_path(run_dir, 2) and replay_path(latest).exists()
+    assert not replay_path(checkpoint_path(run_dir, 1)).exists()  # only the newest keeps one
+    data = read_file(latest)
+    assert data["iteration"] == 2 and data["learner"]["step"] == 4
+    assert set(data["rng"]) == {"python", "numpy", "torch", "cuda"}
+    records = metrics(run_dir)
+    assert [r["iteration"] for r in records] == [0, 1, 2]
+    assert records[1]["selfplay/games"] == 3 and "loss/policy" in records[1]
+    assert 0.0 <= records[-1]["eval/raw_vs_random/score"] <= 1.0
+    assert (run_dir / "best.pt").exists()
+    assert list((run_dir / "tb").iterdir())
+    # A second fresh run into the same directory is refused, files untouched.
+    before = latest.read_bytes()
+    assert main(args) == 2
+    assert latest.read_bytes() == before
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path, "iterations=3")
+    straight = tmp_path / "straight"
+    run(config, straight, progress=False)
+
+    broken = tmp_path / "broken"
+
+    def stop_after_first(iteration: int, _: dict[str, float]) -> None:
+        if iteration == 1:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        run(config, broken, progress=False, on_iteration=stop_after_first)
+    assert latest_checkpoint(broken) == checkpoint_path(broken, 1)
+    run(config, broken, resume=True, progress=False)
+
+    a, b = metrics(straight), metrics(broken)
+    assert [r["iteration"] for r in b] == [0, 1, 2, 3]
+    for key in ("loss/total", "loss/policy", "loss/value", "selfplay/positions"):
+        assert [r.get(key) for r in a] == [r.get(key) for r in b]
+    model_a = read_file(checkpoint_path(straight, 3))["model"]
+    model_b = read_file(checkpoint_path(broken, 3))["model"]
+    assert model_a.keys() == model_b.keys()
+    assert all(torch.equal(model_a[k], model_b[k]) for k in model_a)
+
+
+def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="holds no checkpoint"):
+        run(tiny_config(tmp_path), tmp_path / "empty", resume=True, progress=False)
+
+
+def test_corrupt_checkpoint_gives_a_clear_error_and_stays_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny_config(tmp_path, "iterations=1")
+    run_dir = tmp_path / "run"
+    run(config, run_dir, progress=False)
+    latest = latest_checkpoint(run_dir)
+    assert latest is not None
+    damaged = latest.read_bytes()[:1000]
+    latest.write_bytes(damaged)
+    with pytest.raises(CheckpointError, match=str(latest)):
+        read_file(latest)
+    with pytest.raises(AgentSpecError, match="corrupt"):
+        make_agent(f"net:path={run_dir}")
+    code = main(["--config", str(tmp_path / "tiny.yaml"), "--run-dir", str(run_dir), "--resume"])
+    assert code == 2 and str(latest) in capsys.readouterr().err
+    assert latest.read_bytes() == damaged
+    not_a_checkpoint = tmp_path / "x.pt"
+    torch.save({"weights": torch.zeros(2)}, not_a_checkpoint)
+    with pytest.raises(CheckpointError, match="not a yinsh training checkpoint"):
+        read_file(not_a_checkpoint)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        resolve_checkpoint(tmp_path / "missing.pt")
+    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+        resolve_checkpoint(tmp_path)
