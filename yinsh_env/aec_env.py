@@ -1,8 +1,10 @@
 """YINSH as a PettingZoo AEC environment (``yinsh_v0``).
 
-``raw_env`` is the bare environment; :func:`env` adds PettingZoo's standard
-wrappers (illegal moves end the game with -1 for the offender, out-of-range
-actions assert, calls out of order raise), as the classic environments do::
+``raw_env`` is the bare environment; :func:`env` adds what PettingZoo's
+standard wrappers for classic games add (illegal moves end the game with -1
+for the offender, out-of-range actions assert, calls out of order raise), in
+one layer (:class:`ClassicWrapper`).  ``pettingzoo.make("aec", "yinsh_v0")``
+builds the same once this module is imported::
 
     from yinsh_env import env
 
