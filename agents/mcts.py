@@ -1,4 +1,4 @@
-"""MCTS baseline: UCT with uniformly random rollouts to the end of the game.
+"""MCTS baseline: UCT with random rollouts, backed up per player.
 
 Each tree node remembers which player made the decision that led to it, and
 its value is that player's own mean result.  Back-up adds every player's own
@@ -6,9 +6,17 @@ result to the nodes they chose, so nothing assumes that players alternate:
 consecutive decisions by one player (a move, a row removal, a ring removal) and
 the opponent's row removals after our move are all handled by the same rule.
 
-Rewards are 1 for a win, 0.5 for a draw and 0 for a loss.  Rollouts run on a
-copy of the position with :meth:`~yinsh_env.State.apply_unchecked`; a rollout
-stopped by ``rollout_limit`` is scored by the rings removed so far.
+Rewards are in [0, 1] (1 a win, 0.5 a draw).  A simulation's leaf is valued by
+a uniformly random rollout on a copy of the position
+(:meth:`~yinsh_env.State.apply_unchecked`).  Random play to the end of a YINSH
+game says little (rows form by chance, most games end with the pool), so by
+default the rollout stops after ``rollout_limit`` random decisions and is scored
+by the hand-made evaluation's odds (:func:`agents.heuristics.evaluate`, one ring
+up being about 3 to 1), and the leaf's value mixes that rollout result with the
+evaluation of the leaf itself, weight ``eval_weight`` (the mixing AlphaGo used
+for its value network and rollouts).  ``rollout_limit=0,eval_weight=0`` is
+plain UCT with rollouts to the end of the game; measured at 400 simulations it
+only ties the greedy agent, while the default beats it.
 
 Random rollouts judge a won position and a merely good one alike (a player one
 ring short of winning wins most random games either way), so the tree also
@@ -24,9 +32,13 @@ from __future__ import annotations
 import math
 import time
 
-from yinsh_env import State
+from yinsh_env import WHITE, State
 
 from .base import Agent
+from .heuristics import RING_VALUE, evaluate
+
+#: Evaluation units per logit when a cut-off rollout is scored.
+_EVAL_SCALE = RING_VALUE
 
 
 class _Node:
@@ -65,7 +77,10 @@ class MCTSAgent(Agent):
     """UCT search: ``sims`` simulations per decision (or ``time`` seconds if given).
 
     ``c`` is the exploration constant of UCB1 on rewards in [0, 1];
-    ``rollout_limit`` caps the random actions per rollout (0: play to the end).
+    ``rollout_limit`` caps the random decisions per rollout (0: play to the
+    end), a cut-off rollout being scored by the evaluation; ``eval_weight`` is
+    the weight of the leaf's evaluation against the rollout's result (0: the
+    rollout alone).
     """
 
     def __init__(
@@ -74,13 +89,17 @@ class MCTSAgent(Agent):
         sims: int = 400,
         time: float = 0.0,
         c: float = 1.0,
-        rollout_limit: int = 0,
+        rollout_limit: int = 10,
+        eval_weight: float = 0.5,
     ) -> None:
         super().__init__(seed)
         if sims < 1:
             raise ValueError(f"sims must be >= 1, got {sims}")
         if time < 0 or c < 0 or rollout_limit < 0:
             raise ValueError("time, c and rollout_limit must be >= 0")
+        if not 0.0 <= eval_weight <= 1.0:
+            raise ValueError(f"eval_weight must be in [0, 1], got {eval_weight}")
+        self.eval_weight = eval_weight
         self.sims = sims
         self.time_budget = time
         self.c = c
@@ -182,7 +201,14 @@ class MCTSAgent(Agent):
         if node.proven >= 0:
             rewards = (1.0, 0.0) if node.proven == 0 else (0.0, 1.0)
         else:
-            rewards = self._rollout(state)
+            weight = self.eval_weight
+            if weight:
+                white = _eval_odds(state)
+                rollout = self._rollout(state)
+                white = weight * white + (1.0 - weight) * rollout[WHITE]
+                rewards = (white, 1.0 - white)
+            else:
+                rewards = self._rollout(state)
         for visited in path:
             visited.visits += 1
             visited.wins += rewards[visited.player]
@@ -192,7 +218,7 @@ class MCTSAgent(Agent):
                 break
 
     def _rollout(self, state: State) -> tuple[float, float]:
-        """Play random actions to the end; (White's, Black's) reward in [0, 1]."""
+        """Play random actions to the end (or the limit); (White's, Black's) reward in [0, 1]."""
         rng = self.rng
         limit = self.rollout_limit or 1 << 30
         steps = 0
@@ -200,11 +226,15 @@ class MCTSAgent(Agent):
             legal = state.legal_actions()
             state.apply_unchecked(legal[int(rng.random() * len(legal))])
             steps += 1
-        if state.is_terminal:
-            winner = state.winner
-        else:
-            white, black = state.removed
-            winner = None if white == black else (0 if white > black else 1)
+        if not state.is_terminal:
+            white = _eval_odds(state)
+            return (white, 1.0 - white)
+        winner = state.winner
         if winner is None:
             return (0.5, 0.5)
-        return (1.0, 0.0) if winner == 0 else (0.0, 1.0)
+        return (1.0, 0.0) if winner == WHITE else (0.0, 1.0)
+
+
+def _eval_odds(state: State) -> float:
+    """White's expected result by the evaluation's odds (one ring up: about 3 to 1)."""
+    return 1.0 / (1.0 + math.exp(-evaluate(state, WHITE) / _EVAL_SCALE))

@@ -87,6 +87,7 @@ def search_agents() -> list[Agent]:
         AlphaBetaAgent(seed=1, depth=2),
         AlphaBetaAgent(seed=1, depth=1, time=5.0),
         MCTSAgent(seed=1, sims=300),
+        MCTSAgent(seed=1, sims=300, rollout_limit=0, eval_weight=0.0),  # plain UCT
     ]
 
 
@@ -198,7 +199,15 @@ def test_greedy_looks_through_its_own_follow_up_decisions() -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", ["greedy", "greedy:noise=5", "alphabeta:depth=1", "alphabeta:time=0.05", "mcts:sims=20"]
+    "spec",
+    [
+        "greedy",
+        "greedy:noise=5",
+        "alphabeta:depth=1",
+        "alphabeta:time=0.05",
+        "mcts:sims=20",
+        "mcts:sims=20,rollout_limit=0,eval_weight=0",
+    ],
 )
 def test_specs_build_seeded_agents_that_play_legal_games(spec: str) -> None:
     moves = []
@@ -221,6 +230,12 @@ def test_budgets_and_bad_parameters() -> None:
     assert mcts.sims == 5000 and mcts.last_sims <= 50
     ab = AlphaBetaAgent(seed=0, depth=3)
     assert ab.act_with_budget(state.copy(), time=0.5) in state.legal_actions()
-    for bad in ("alphabeta:depth=0", "mcts:sims=0", "greedy:noise=-1", "mcts:c=-1"):
+    for bad in (
+        "alphabeta:depth=0",
+        "mcts:sims=0",
+        "greedy:noise=-1",
+        "mcts:c=-1",
+        "mcts:eval_weight=2",
+    ):
         with pytest.raises(AgentSpecError):
             make_agent(bad)
