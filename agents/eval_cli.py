@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Play N games per pairing between agents (two specs: a match, more: a round "
             "robin), colours alternated over a seeded opening set, and print the score "
-            "table with 95%% intervals, Elo ratings (first agent = 0) and time per move."
+            "table with 95% intervals, Elo ratings (first agent = 0) and time per move."
         ),
         epilog=f"agents: {', '.join(available_agents())}; spec form name:key=value,...",
     )
