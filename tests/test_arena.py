@@ -13,6 +13,7 @@ from agents.arena import (
     GameTask,
     make_openings,
     make_tasks,
+    plot_elo,
     run_arena,
     summarise,
 )
@@ -206,3 +207,16 @@ def test_cli_writes_json_and_reports_bad_specs(
     assert "Elo" in capsys.readouterr().out
     assert eval_main(["random", "nope", "--games", "2", "--no-progress"]) == 2
     assert "unknown agent 'nope'" in capsys.readouterr().err
+
+
+def test_plot_is_written_or_skipped_without_matplotlib(tmp_path: Path) -> None:
+    result = run_arena(["random", "test-first"], games=2, progress=False)
+    path = tmp_path / "elo.png"
+    try:
+        import matplotlib  # noqa: F401
+
+        available = True
+    except ImportError:
+        available = False
+    assert plot_elo(result, path) is available
+    assert path.exists() is available
