@@ -78,7 +78,8 @@ def test_search_finds_the_forced_win(algorithm: str, simulations: int) -> None:
     text = state.to_text()
     config = SearchConfig(algorithm=algorithm, gumbel_considered=64)
     for seed in range(2):
-        search = Search(state, config, simulations, np.random.default_rng(seed), noise=True)
+        noise = algorithm == "puct"  # Dirichlet noise; Gumbel plays as the agent does
+        search = Search(state, config, simulations, np.random.default_rng(seed), noise=noise)
         run_searches([search], uninformed)
         root = search.root
         assert root is not None
@@ -169,7 +170,7 @@ def test_gumbel_root_spreads_visits_by_sequential_halving() -> None:
     assert len(visited) == 8 and visited.sum() == 32
     policy = search.policy_target()
     assert policy.shape == root.actions.shape and policy.sum() == pytest.approx(1.0)
-    assert np.allclose(policy, improved_policy(root, config.gumbel_c_visit, config.gumbel_c_scale))
+    assert np.allclose(policy, improved_policy(root, config))
 
 
 def test_dirichlet_noise_stays_on_legal_actions() -> None:

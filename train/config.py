@@ -52,9 +52,15 @@ class SearchConfig:
     dirichlet_fraction: float = 0.25
     #: Actions sampled at the root by Gumbel-top-k (Gumbel only).
     gumbel_considered: int = 16
-    #: sigma(q) = (c_visit + max visits) * c_scale * q, as in Gumbel MuZero.
+    #: sigma(q) = (c_visit + max visits) * c_scale * q01, as in Gumbel MuZero
+    #: (c_visit 50, c_scale 1): with q01 = (q + 1) / 2, a value gap of 0.4 (a
+    #: row made) weighs about 10 logits in the policy target.
     gumbel_c_visit: float = 50.0
-    gumbel_c_scale: float = 0.1
+    gumbel_c_scale: float = 1.0
+    #: Map Q to [0, 1] by its min and max over the edges (mctx) instead of its
+    #: fixed range [-1, 1]; min-max turns an untrained value head's noise into
+    #: confident policy targets, which slows early learning.
+    gumbel_rescale_q: bool = False
     #: Keep the chosen child's subtree for the next move.
     reuse_tree: bool = True
 
@@ -70,6 +76,9 @@ class SelfPlayConfig:
     #: policy target) with this probability, else a fast one.
     full_search_prob: float = 0.25
     fast_simulations: int = 16
+    #: Record positions with a single legal action too (value targets only,
+    #: in effect: e.g. the removal of the only row just made).
+    record_forced: bool = True
     #: (from ply, temperature) steps: moves are sampled with the temperature of
     #: the last step at or before the ply; 0 plays the best move.
     temperature: list[tuple[int, float]] = field(default_factory=lambda: [(0, 1.0), (30, 0.0)])

@@ -167,21 +167,33 @@ def completed_q(node: Node) -> np.ndarray:
     return np.where(visited, q, mixed)
 
 
-def sigma(node: Node, q: np.ndarray, c_visit: float, c_scale: float) -> np.ndarray:
-    """Gumbel MuZero's monotone transform of Q, rescaled to [0, 1] across edges."""
-    low, high = float(q.min()), float(q.max())
-    scaled = (q - low) / max(high - low, 1e-8)
-    return (c_visit + float(node.visits.max(initial=0.0))) * c_scale * scaled
+def sigma(node: Node, q: np.ndarray, config: SearchConfig) -> np.ndarray:
+    """Gumbel MuZero's monotone transform of Q: ``(c_visit + max N) * c_scale * q01``.
+
+    ``q01`` maps Q to [0, 1]: from its fixed range [-1, 1] by default, or by the
+    min and max over the edges (``gumbel_rescale_q``, as in mctx), which also
+    stretches the tiny differences of an untrained value head to full scale.
+    """
+    if config.gumbel_rescale_q:
+        low, high = float(q.min()), float(q.max())
+        scaled = (q - low) / max(high - low, 1e-8)
+    else:
+        scaled = (q + 1.0) * 0.5
+    return (
+        (config.gumbel_c_visit + float(node.visits.max(initial=0.0)))
+        * config.gumbel_c_scale
+        * scaled
+    )
 
 
-def improved_policy(node: Node, c_visit: float, c_scale: float) -> np.ndarray:
+def improved_policy(node: Node, config: SearchConfig) -> np.ndarray:
     """``softmax(logits + sigma(completed q))``: the Gumbel policy target."""
-    return softmax(node.logits + sigma(node, completed_q(node), c_visit, c_scale))
+    return softmax(node.logits + sigma(node, completed_q(node), config))
 
 
-def gumbel_interior_scores(node: Node, c_visit: float, c_scale: float) -> np.ndarray:
+def gumbel_interior_scores(node: Node, config: SearchConfig) -> np.ndarray:
     """Pick the edge whose visit share lags furthest behind the improved policy."""
-    policy = improved_policy(node, c_visit, c_scale)
+    policy = improved_policy(node, config)
     return policy - node.visits / (1.0 + node.total_visits)
 
 
@@ -209,10 +221,10 @@ def considered_visits(considered: int, simulations: int) -> tuple[int, ...]:
 
 
 def gumbel_root_scores(
-    node: Node, gumbel: np.ndarray, considered_visit: float, c_visit: float, c_scale: float
+    node: Node, gumbel: np.ndarray, considered_visit: float, config: SearchConfig
 ) -> np.ndarray:
     """Score ``g + logits + sigma(q)`` over the actions still in the halving."""
-    q = sigma(node, completed_q(node), c_visit, c_scale)
+    q = sigma(node, completed_q(node), config)
     score = gumbel + node.logits + q
     return np.where(node.visits == considered_visit, score, -np.inf)
 
@@ -358,7 +370,7 @@ class Search:
             if not path:
                 scores = self._root_scores(node)
             elif config.algorithm == "gumbel":
-                scores = gumbel_interior_scores(node, config.gumbel_c_visit, config.gumbel_c_scale)
+                scores = gumbel_interior_scores(node, config)
             else:
                 scores = puct_scores(node, config.c_puct, config.fpu_reduction, node.prior)
             i = int(np.argmax(scores))
@@ -374,9 +386,7 @@ class Search:
         if config.algorithm == "gumbel":
             assert self._gumbel is not None
             considered_visit = self._schedule[self.done_simulations]
-            return gumbel_root_scores(
-                root, self._gumbel, considered_visit, config.gumbel_c_visit, config.gumbel_c_scale
-            )
+            return gumbel_root_scores(root, self._gumbel, considered_visit, config)
         prior = self._root_prior if self._root_prior is not None else root.prior
         return puct_scores(root, config.c_puct, config.fpu_reduction, prior)
 
@@ -392,7 +402,7 @@ class Search:
         assert root is not None
         config = self.config
         if config.algorithm == "gumbel":
-            return improved_policy(root, config.gumbel_c_visit, config.gumbel_c_scale)
+            return improved_policy(root, config)
         total = root.total_visits
         return root.visits / total if total > 0 else root.prior
 
@@ -412,13 +422,7 @@ class Search:
             assert self._gumbel is not None
             gumbel = self._gumbel if temperature > 0 else np.zeros(len(root.actions))
             most = float(root.visits.max())
-            return int(
-                np.argmax(
-                    gumbel_root_scores(
-                        root, gumbel, most, config.gumbel_c_visit, config.gumbel_c_scale
-                    )
-                )
-            )
+            return int(np.argmax(gumbel_root_scores(root, gumbel, most, config)))
         visits = root.visits
         if temperature <= 0 or root.total_visits == 0:
             best = visits == visits.max()

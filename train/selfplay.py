@@ -11,7 +11,10 @@ Cheap self-play (KataGo):
 * playout-cap randomisation: a move gets a full search with probability
   ``full_search_prob`` (with root noise; its position becomes a training
   sample), otherwise a fast search that only plays the move;
-* forced moves (a single legal action) are played without search;
+* forced moves (a single legal action) are played without search; they are
+  still recorded (``record_forced``): their policy target teaches nothing, but
+  their value target does, and they are the positions a search meets right
+  after a move that makes a row;
 * resignation once the searched value stays below a threshold, except in a
   share of games that never resign and measure how often resigning would
   have been wrong.
@@ -116,6 +119,8 @@ class SelfPlayGame:
             if self.search is None:
                 legal = self.state.legal_actions()
                 if len(legal) == 1:
+                    if self.config.record_forced:
+                        self._record(np.asarray(legal), np.ones(1, dtype=np.float32))
                     self._play(legal[0])
                     continue
                 self._start_search()
@@ -144,8 +149,7 @@ class SelfPlayGame:
         self.simulations += search.done_simulations
         if self.full:
             self.full_searches += 1
-            policy = search.policy_target().astype(np.float32)
-            self.samples.append((encode(self.state), self.state.to_act, root.actions, policy))
+            self._record(root.actions, search.policy_target().astype(np.float32))
         else:
             self.fast_searches += 1
         if self._check_resign(search.root_value()):
@@ -153,6 +157,10 @@ class SelfPlayGame:
         temperature = temperature_at(self.config.temperature, self.state.ply)
         action = int(root.actions[search.choose(temperature)])
         self._play(action)
+
+    def _record(self, actions: np.ndarray, policy: np.ndarray) -> None:
+        """Keep the current position as a training sample with this policy target."""
+        self.samples.append((encode(self.state), self.state.to_act, actions, policy))
 
     def _check_resign(self, value: float) -> bool:
         threshold = self.config.resign_threshold

@@ -49,7 +49,7 @@ from .learner import Learner
 from .network import PolicyValueNet, count_parameters
 from .replay import ReplayBuffer
 from .selfplay import SelfPlayResult
-from .workers import make_executor
+from .workers import SelfPlayExecutor, make_executor
 
 CONFIG_NAME = "config.yaml"
 METRICS_NAME = "metrics.jsonl"
@@ -147,12 +147,15 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
     return state
 
 
-def self_play(state: RunState, executor: Any) -> tuple[SelfPlayResult, dict[str, float]]:
+def self_play(
+    state: RunState, executor: SelfPlayExecutor
+) -> tuple[SelfPlayResult, dict[str, float]]:
+    """The iteration's games, played with the current weights, and their statistics."""
     config = state.config
     n = config.selfplay.games_per_iteration
     seeds = [game_seed(config.seed, state.iteration, g) for g in range(n)]
     weights = {k: v.detach().cpu() for k, v in state.model.state_dict().items()}
-    result: SelfPlayResult = executor.play(weights, seeds, state.iteration * n)
+    result = executor.play(weights, seeds, state.iteration * n)
     stats = result.stats
     plies = sum(s.plies for s in stats)
     sims = sum(s.simulations for s in stats)

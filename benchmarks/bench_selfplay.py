@@ -1,0 +1,82 @@
+"""Self-play throughput, and the share of self-play time spent inside the network.
+
+Usage (from the project root)::
+
+    python -m benchmarks.bench_selfplay [--configs configs/quick.yaml configs/default.yaml]
+                                        [--games N] [--threads T] [key.sub=value ...]
+
+For each config, plays ``N`` self-play games in one process exactly as a
+training iteration does (its network size, search, playout caps and games in
+flight), with a freshly initialised network, and prints:
+
+* moves/s: game positions played per second;
+* simulations/s: search simulations per second;
+* network positions/s and the mean batch size;
+* the share of time inside the network evaluator (stacking the planes,
+  the forward pass, bringing the logits back), and of the forward pass alone;
+  the rest is the search's own Python work (selection, backup, the engine,
+  encoding the leaves).
+
+Self-play in a worker process runs one torch thread (``--threads``).
+Figures are noisy on a shared machine: run it twice, on a quiet one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from train.config import load_config
+from train.inference import NetworkEvaluator, resolve_device
+from train.network import PolicyValueNet, count_parameters
+from train.selfplay import play_games
+from train.trainer import game_seed
+
+
+def bench(config_path: str, games: int, threads: int, overrides: list[str]) -> None:
+    config = load_config(config_path, overrides)
+    torch.set_num_threads(threads)
+    torch.manual_seed(config.seed)
+    model = PolicyValueNet(config.network)
+    device = resolve_device(config.device)
+    evaluator = NetworkEvaluator(model, device, amp=config.amp)
+    seeds = [game_seed(config.seed, 0, g) for g in range(games)]
+    start = time.perf_counter()
+    result = play_games(evaluator, seeds, config.search, config.selfplay)
+    seconds = time.perf_counter() - start
+    moves = sum(s.plies for s in result.stats)
+    sims = sum(s.simulations for s in result.stats)
+    print(
+        f"{config_path}: {config.network.blocks}x{config.network.channels} "
+        f"({count_parameters(model):,} parameters), {config.search.algorithm} "
+        f"{config.search.simulations}/{config.selfplay.fast_simulations} simulations "
+        f"(full search p={config.selfplay.full_search_prob}), "
+        f"{config.selfplay.games_in_flight} games in flight, device {device}, {threads} thread(s)"
+    )
+    print(f"  {games} games, {moves} moves in {seconds:.1f} s")
+    print(f"  moves/s              {moves / seconds:10.1f}")
+    print(f"  simulations/s        {sims / seconds:10.1f}")
+    print(f"  network positions/s  {evaluator.positions / seconds:10.1f}")
+    print(f"  mean batch           {evaluator.positions / max(1, evaluator.batches):10.1f}")
+    print(f"  time in network      {evaluator.seconds / seconds:10.1%}")
+    print(f"  ... forward pass     {evaluator.forward_seconds / seconds:10.1%}")
+    print(f"  search (python)      {1 - evaluator.seconds / seconds:10.1%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--configs", nargs="+", default=["configs/quick.yaml", "configs/default.yaml"]
+    )
+    parser.add_argument("--games", type=int, default=32, help="games per config")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("overrides", nargs="*", metavar="key.sub=value")
+    args = parser.parse_args()
+    for path in args.configs:
+        bench(path, args.games, args.threads, args.overrides)
+
+
+if __name__ == "__main__":
+    main()

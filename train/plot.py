@@ -1,0 +1,97 @@
+"""Learning curves of a run from its ``metrics.jsonl``: losses, scores, Elo.
+
+Usage::
+
+    python -m train.plot runs/quick --out curve.png
+
+Needs matplotlib (``pip install 'yinsh[plot]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .trainer import METRICS_NAME
+
+
+def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:
+    """The run's metrics, one dict per iteration, in order."""
+    path = Path(run_dir) / METRICS_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"no {METRICS_NAME} in {run_dir}")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def series(records: list[dict[str, float]], key: str) -> tuple[list[float], list[float]]:
+    """(iterations, values) of the records that hold ``key``."""
+    points = [(r["iteration"], r[key]) for r in records if key in r]
+    return [p[0] for p in points], [p[1] for p in points]
+
+
+def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
+    """A figure with the losses, the scores against baselines and the Elo; saved to ``out``."""
+    try:
+        import matplotlib
+
+        if out is not None:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install 'yinsh[plot]'") from None
+    records = load_metrics(run_dir)
+    fig, (losses, scores, elo) = plt.subplots(1, 3, figsize=(15, 4))
+    for key, label in [
+        ("loss/policy", "policy"),
+        ("loss/value", "value"),
+        ("loss/margin", "margin (aux)"),
+        ("loss/policy_entropy", "policy entropy"),
+    ]:
+        x, y = series(records, key)
+        if x:
+            losses.plot(x, y, label=label)
+    losses.set(title="training losses", xlabel="iteration")
+    losses.legend()
+    score_keys = sorted({k[: -len("/score")] for r in records for k in r if k.endswith("/score")})
+    for prefix in score_keys:
+        x, y = series(records, f"{prefix}/score")
+        _, low = series(records, f"{prefix}/ci95_low")
+        _, high = series(records, f"{prefix}/ci95_high")
+        name = prefix.removeprefix("eval/").replace("_vs_", " vs ")
+        (line,) = scores.plot(x, y, marker="o", label=name)
+        if len(low) == len(x):
+            scores.fill_between(x, low, high, color=line.get_color(), alpha=0.15)
+    scores.axhline(0.5, color="grey", lw=0.8, ls="--")
+    scores.set(title="score (95% interval)", xlabel="iteration", ylim=(-0.02, 1.02))
+    if score_keys:
+        scores.legend(fontsize=8)
+    x, y = series(records, "eval/elo")
+    elo.plot(x, y, marker="o")
+    elo.set(title="Elo of the raw policy (random = 0)", xlabel="iteration")
+    fig.suptitle(str(run_dir))
+    fig.tight_layout()
+    if out is not None:
+        fig.savefig(out, dpi=110)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.plot", description=__doc__)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--out", type=Path, help="image file (default RUN_DIR/curve.png)")
+    args = parser.parse_args(argv)
+    out = args.out or args.run_dir / "curve.png"
+    try:
+        plot_run(args.run_dir, out)
+    except (FileNotFoundError, ImportError) as exc:
+        print(f"train.plot: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
