@@ -44,7 +44,7 @@ def pack_planes(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values = np.where(flat.min(axis=1) < 0, -values, values).astype(np.float32)
     if not np.array_equal(np.where(nonzero, values[:, None, :], 0.0), flat):
         raise ValueError("planes hold several non-zero values in one plane: cannot pack them")
-    bits = np.packbits(nonzero.reshape(len(flat), -1), axis=1)
+    bits = np.packbits(nonzero.reshape(len(flat), _N_VALUES), axis=1)
     return bits.reshape(*lead, _N_BYTES), values.reshape(*lead, N_PLANES)
 
 

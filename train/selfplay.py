@@ -179,9 +179,10 @@ class SelfPlayGame:
         return True
 
     def _play(self, action: int) -> None:
+        """Apply ``action``, keeping its subtree (through forced moves too) for the next search."""
         search, self.search = self.search, None
-        reuse = self.search_config.reuse_tree and search is not None
-        self.tree = advance(search.root, action) if reuse and search is not None else None
+        root = search.root if search is not None else self.tree
+        self.tree = advance(root, action) if self.search_config.reuse_tree else None
         self.state.apply_unchecked(action)
 
     def finish(self) -> tuple[GameSamples, GameStats]:

@@ -1,0 +1,134 @@
+"""Batched self-play: independent games, playout caps, resignation, recorded targets."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from train.config import SearchConfig, SelfPlayConfig
+from train.mcts import Leaf
+from train.replay import unpack_planes
+from train.selfplay import play_games, temperature_at
+from yinsh_env import State
+from yinsh_env.observation import decode
+
+SEARCH = SearchConfig(simulations=6, gumbel_considered=4)
+SELFPLAY = SelfPlayConfig(
+    games_in_flight=4, fast_simulations=2, full_search_prob=0.5, resign_threshold=-1.0
+)
+
+
+def hashed(leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Deterministic per-position logits and values (no dependence on the batch)."""
+    logits, values = [], []
+    for leaf in leaves:
+        rng = np.random.default_rng(int(leaf.planes.sum() * 1000) + len(leaf.actions))
+        logits.append(rng.normal(size=len(leaf.actions)))
+        values.append(rng.uniform(-0.5, 0.5))
+    return logits, np.array(values)
+
+
+def black_wins(leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every position looks lost for White (and won for Black)."""
+    logits = [np.zeros(len(leaf.actions)) for leaf in leaves]
+    return logits, np.array([-0.99 if leaf.player == 0 else 0.99 for leaf in leaves])
+
+
+def test_temperature_schedule() -> None:
+    schedule = [(0, 1.0), (10, 0.5), (30, 0.0)]
+    assert [temperature_at(schedule, p) for p in (0, 9, 10, 29, 30, 99)] == [
+        1.0,
+        1.0,
+        0.5,
+        0.5,
+        0.0,
+        0.0,
+    ]
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_games_do_not_depend_on_their_batch_mates(algorithm: str) -> None:
+    search = dataclasses.replace(SEARCH, algorithm=algorithm)
+    seeds = [11, 12, 13]
+    together = play_games(hashed, seeds, search, SELFPLAY)
+    alone = play_games(hashed, seeds, search, dataclasses.replace(SELFPLAY, games_in_flight=1))
+    assert [s.index for s in together.stats] == [0, 1, 2]
+    assert [s.actions for s in together.stats] == [s.actions for s in alone.stats]
+    for stats in together.stats:
+        final = State().apply_all(stats.actions)
+        assert final.is_terminal and stats.result == final.result
+        assert stats.plies == final.ply
+    other = play_games(hashed, [14], search, SELFPLAY)
+    assert other.stats[0].actions != together.stats[0].actions
+
+
+def test_recorded_positions_and_targets() -> None:
+    result = play_games(hashed, [5], SEARCH, dataclasses.replace(SELFPLAY, full_search_prob=1.0))
+    game, stats = result.games[0], result.stats[0]
+    assert stats.fast_searches == 0 and stats.full_searches > 0
+    # Every decision is recorded: searched ones and forced ones.
+    assert len(game) == stats.plies
+    planes = unpack_planes(game.bits, game.plane_values)
+    replay = State()
+    for i, action in enumerate(stats.actions):
+        assert decode(planes[i]) == replay
+        lo, hi = game.policy_offsets[i], game.policy_offsets[i + 1]
+        assert game.policy_actions[lo:hi].tolist() == replay.legal_actions()
+        assert game.policy_probs[lo:hi].sum() == pytest.approx(1.0, abs=1e-5)
+        assert game.players[i] == replay.to_act
+        replay.apply(action)
+    assert game.returns.tolist() == list(replay.returns())
+
+
+def test_playout_cap_records_only_full_searches() -> None:
+    config = dataclasses.replace(SELFPLAY, full_search_prob=0.0, record_forced=False)
+    result = play_games(hashed, [5], SEARCH, config)
+    assert len(result.games[0]) == 0 and result.stats[0].full_searches == 0
+    assert result.stats[0].simulations == SELFPLAY.fast_simulations * result.stats[0].fast_searches
+
+
+def test_resignation_and_its_check_games() -> None:
+    resigning = dataclasses.replace(
+        SELFPLAY, resign_threshold=-0.9, resign_moves=2, resign_disabled_fraction=0.0
+    )
+    result = play_games(black_wins, [1, 2], SEARCH, resigning)
+    for game, stats in zip(result.games, result.stats):
+        assert stats.end_reason == "resign" and stats.result == "B"
+        assert game.returns.tolist() == [-1.0, 1.0] and not game.finished
+    never = dataclasses.replace(resigning, resign_disabled_fraction=1.0)
+    result = play_games(black_wins, [1], SEARCH, never)
+    stats = result.stats[0]
+    assert stats.resign_disabled and stats.would_resign and stats.end_reason != "resign"
+    assert stats.false_resign == (stats.result != "B")
+
+
+def test_worker_processes_play_the_same_games_as_one_process() -> None:
+    import torch
+
+    from train.config import Config, NetworkConfig
+    from train.network import PolicyValueNet
+    from train.workers import InProcessExecutor, ProcessExecutor, split
+
+    assert split([1, 2, 3, 4, 5], 2) == [(0, [1, 2, 3]), (3, [4, 5])]
+    config = Config(
+        backend="process",
+        workers=2,
+        network=NetworkConfig(blocks=1, channels=8, value_hidden=8),
+        search=SEARCH,
+        selfplay=SELFPLAY,
+    )
+    torch.manual_seed(0)
+    weights = PolicyValueNet(config.network).state_dict()
+    seeds = [21, 22, 23]
+    local = InProcessExecutor(config).play(weights, seeds, first_index=6)
+    pool = ProcessExecutor(config)
+    try:
+        remote = pool.play(weights, seeds, first_index=6)
+    finally:
+        pool.close()
+    assert [s.index for s in remote.stats] == [6, 7, 8]
+    assert [s.actions for s in remote.stats] == [s.actions for s in local.stats]
+    assert remote.network_positions == local.network_positions
