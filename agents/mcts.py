@@ -41,7 +41,7 @@ from .heuristics import RING_VALUE, evaluate
 _EVAL_SCALE = RING_VALUE
 
 
-class _Node:
+class Node:
     """A decision in the tree: its statistics, children and proof."""
 
     __slots__ = ("children", "player", "proven", "to_act", "untried", "visits", "wins")
@@ -52,7 +52,7 @@ class _Node:
         #: The player to act here (-1 once the game is over).
         self.to_act = to_act
         self.untried = untried
-        self.children: dict[int, _Node] = {}
+        self.children: dict[int, Node] = {}
         self.visits = 0
         self.wins = 0.0
         #: The player this node is a proven win for, or -1 (unproven).
@@ -113,6 +113,10 @@ class MCTSAgent(Agent):
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
+        return self._choose(self.search(state))
+
+    def search(self, state: State) -> Node:
+        """Run the simulations from ``state`` (not modified) and return the tree's root."""
         root = self._new_node(state, player=1 - state.to_act)
         deadline = time.perf_counter() + self.time_budget if self.time_budget else 0.0
         sims = 0
@@ -128,10 +132,10 @@ class MCTSAgent(Agent):
                 break  # the result is known: more simulations cannot change the choice
         self.last_sims = sims
         self.last_visits = {a: child.visits for a, child in root.children.items()}
-        return self._choose(root)
+        return root
 
     @staticmethod
-    def _choose(root: _Node) -> int:
+    def _choose(root: Node) -> int:
         """A proven win, else the most visited child not proven lost (ties: best mean)."""
         me = root.to_act
         children = root.children
@@ -157,15 +161,15 @@ class MCTSAgent(Agent):
         finally:
             self.sims, self.time_budget = saved
 
-    def _new_node(self, state: State, player: int) -> _Node:
+    def _new_node(self, state: State, player: int) -> Node:
         if state.is_terminal:
             winner = state.winner
-            return _Node(player, -1, [], -1 if winner is None else winner)
+            return Node(player, -1, [], -1 if winner is None else winner)
         untried = list(state.legal_actions())
         self.rng.shuffle(untried)
-        return _Node(player, state.to_act, untried, -1)
+        return Node(player, state.to_act, untried, -1)
 
-    def _simulate(self, root: _Node, state: State) -> None:
+    def _simulate(self, root: Node, state: State) -> None:
         path = [root]
         node = root
         # Selection: descend through fully expanded, unproven nodes by UCB1, each

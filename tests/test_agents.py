@@ -239,3 +239,25 @@ def test_budgets_and_bad_parameters() -> None:
     ):
         with pytest.raises(AgentSpecError):
             make_agent(bad)
+
+
+def test_mcts_backs_up_each_players_own_result() -> None:
+    # Every rollout is a White win: then each node must hold its own chooser's
+    # result (all wins for White's decisions, none for Black's), also where
+    # White decides several times in a row (move, row, ring) - an alternating
+    # back-up would credit those with Black's result.
+    agent = MCTSAgent(seed=0, sims=300, eval_weight=0.0)
+    agent._rollout = lambda state: (1.0, 0.0)  # type: ignore[method-assign]
+    root = agent.search(position(WIN_IN_ONE))
+    consecutive = black_nodes = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children.values():
+            assert child.player == node.to_act
+            expected = child.visits if child.player == WHITE else 0.0
+            assert child.wins == expected
+            consecutive += child.player == node.player == WHITE
+            black_nodes += child.player == BLACK
+            stack.append(child)
+    assert consecutive > 0 and black_nodes > 0
