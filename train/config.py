@@ -143,6 +143,32 @@ class EvalConfig:
 
 
 @dataclass
+class RayConfig:
+    """Self-play on a Ray cluster (``backend: ray``); see :mod:`train.ray_backend`."""
+
+    #: ``null``: Ray's default (``RAY_ADDRESS``, or a cluster started on this
+    #: machine with ``ray start``, else a new local Ray stopped with the run);
+    #: ``local``: always a new local Ray; ``auto``: the cluster this machine
+    #: joined with ``ray start``; ``ray://head:10001``: a remote cluster
+    #: through Ray Client; ``host:port``: a cluster's GCS address.
+    address: str | None = None
+    #: Self-play actors; 0 takes as many as the cluster's CPUs hold.
+    actors: int = 0
+    #: Resources each actor reserves (fractions share a device).
+    cpus_per_actor: float = 1.0
+    gpus_per_actor: float = 0.0
+    #: Games per task: the iteration's games go out in tasks of this size and
+    #: come back as they finish; 0 picks about four tasks per actor.
+    games_per_task: int = 0
+    #: Actor deaths tolerated in one iteration (each dead actor is replaced
+    #: and its unfinished tasks resubmitted) before the run stops.
+    max_actor_failures: int = 8
+    #: Send this checkout's packages (yinsh_env, agents, train) to the cluster
+    #: with the job, for clusters where the project is not installed.
+    ship_code: bool = False
+
+
+@dataclass
 class Config:
     """A whole training run."""
 
@@ -154,8 +180,9 @@ class Config:
     threads: int = 1
     #: bfloat16 autocast for network evaluation and training (GPU runs).
     amp: bool = False
-    #: ``inprocess`` or ``process`` (a pool of self-play worker processes).
-    backend: Literal["inprocess", "process"] = "inprocess"
+    #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or
+    #: ``ray`` (Ray actors, configured in the ``ray`` section).
+    backend: Literal["inprocess", "process", "ray"] = "inprocess"
     workers: int = 1
     #: Iteration checkpoints kept besides the evaluated and best ones.
     keep_checkpoints: int = 3
@@ -165,6 +192,7 @@ class Config:
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first value out of its range."""
@@ -206,6 +234,11 @@ class Config:
             "eval.simulations": self.eval.simulations,
             "eval.search_games": self.eval.search_games,
             "eval.elo_checkpoints": self.eval.elo_checkpoints,
+            "ray.actors": self.ray.actors,
+            "ray.cpus_per_actor": self.ray.cpus_per_actor,
+            "ray.gpus_per_actor": self.ray.gpus_per_actor,
+            "ray.games_per_task": self.ray.games_per_task,
+            "ray.max_actor_failures": self.ray.max_actor_failures,
         }
         for key, value in non_negative.items():
             if value < 0:
@@ -240,6 +273,14 @@ class Config:
         if self.device != "auto" and not self.device.startswith(("cpu", "cuda", "mps")):
             raise ConfigError(
                 f"config device must be auto, cpu, cuda[:N] or mps, got {self.device!r}"
+            )
+        address = self.ray.address
+        if address is not None and not (
+            address in ("auto", "local") or address.startswith("ray://") or ":" in address
+        ):
+            raise ConfigError(
+                "config ray.address must be null (a local Ray), auto, ray://host:port "
+                f"or host:port, got {address!r}"
             )
         if self.replay.min_positions > self.replay.window:
             raise ConfigError(
@@ -385,6 +426,10 @@ def _check(kind: Any, value: Any, key: str, source: str) -> Any:
         return tuple(
             _check(a, v, f"{key}[{i}]", source) for i, (a, v) in enumerate(zip(args, value))
         )
+    if kind is type(None):
+        if value is not None:
+            raise ConfigError(f"{source}: {key} must be null, got {value!r}")
+        return None
     if kind is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")

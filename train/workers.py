@@ -7,8 +7,8 @@ the new weights at every call.  Games are split into contiguous chunks, one
 per worker, and every game draws its randomness from its own seed, so the
 games played do not depend on the backend.
 
-Backends register in :data:`EXECUTORS`; a distributed one (Ray) is another
-class with the same two methods.
+Backends register in :data:`EXECUTORS`; the distributed one, Ray actors, is
+:class:`train.ray_backend.RayExecutor` (same two methods).
 """
 
 from __future__ import annotations
@@ -133,10 +133,18 @@ class ProcessExecutor:
         self.pool.shutdown(cancel_futures=True)
 
 
+def _ray_executor(config: Config) -> SelfPlayExecutor:
+    """Ray actors (:mod:`train.ray_backend`), imported only when asked for: Ray is optional."""
+    from .ray_backend import RayExecutor
+
+    return RayExecutor(config)
+
+
 #: Backend name (``config.backend``) -> executor factory.
 EXECUTORS: dict[str, Callable[[Config], SelfPlayExecutor]] = {
     "inprocess": InProcessExecutor,
     "process": ProcessExecutor,
+    "ray": _ray_executor,
 }
 
 
