@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_path = run_dir / CONFIG_NAME
     if run_dir is None:
         run_dir = Path("runs") / config_path.stem
+    # A terminated run exits through its cleanup (worker processes, files).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         config = load_config(config_path, args.overrides)
         last = run(config, run_dir, resume=args.resume, progress=not args.no_progress)

@@ -105,6 +105,9 @@ class Learner:
             entropy = -(probs * logp).sum(1).mean()
             target_logt = torch.where(target > 0, target.log(), torch.zeros_like(target))
             target_entropy = -(target * target_logt).sum(1).mean()
+            # What predicting the batch's mean result would score: the value
+            # loss to beat (it grows as self-play games get more decisive).
+            value_baseline = self._tensor(batch.value).var(unbiased=False)
         return {
             "total": total,
             "policy": policy_loss,
@@ -113,6 +116,7 @@ class Learner:
             "ownership": ownership_loss,
             "policy_entropy": entropy,
             "policy_kl": policy_loss - target_entropy,
+            "value_baseline": value_baseline,
         }
 
     def train_step(self, batch: Batch) -> dict[str, float]:

@@ -44,17 +44,18 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
         raise ImportError("plotting needs matplotlib: pip install 'yinsh[plot]'") from None
     records = load_metrics(run_dir)
     fig, (losses, scores, elo) = plt.subplots(1, 3, figsize=(15, 4))
-    for key, label in [
-        ("loss/policy", "policy"),
-        ("loss/value", "value"),
-        ("loss/margin", "margin (aux)"),
-        ("loss/policy_entropy", "policy entropy"),
+    for key, label, style in [
+        ("loss/policy", "policy", "-"),
+        ("loss/policy_entropy", "policy entropy", ":"),
+        ("loss/value", "value", "-"),
+        ("loss/value_baseline", "value: variance of the targets", ":"),
+        ("loss/margin", "margin (aux)", "-"),
     ]:
         x, y = series(records, key)
         if x:
-            losses.plot(x, y, label=label)
+            losses.plot(x, y, style, label=label)
     losses.set(title="training losses", xlabel="iteration")
-    losses.legend()
+    losses.legend(fontsize=8)
     score_keys = sorted({k[: -len("/score")] for r in records for k in r if k.endswith("/score")})
     for prefix in score_keys:
         x, y = series(records, f"{prefix}/score")

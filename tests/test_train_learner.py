@@ -1,0 +1,90 @@
+"""The network's heads and the learner: masking, the policy layout, losses that fall."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_train_replay import game_of, positions
+
+from train.config import NetworkConfig, OptimConfig
+from train.learner import Learner, lr_factor
+from train.network import PolicyValueNet, _policy_gather
+from train.replay import make_batch
+from yinsh_env import N_ACTIONS, State
+from yinsh_env.observation import encode
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> object:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_net() -> PolicyValueNet:
+    torch.manual_seed(0)
+    return PolicyValueNet(NetworkConfig(blocks=1, channels=8, value_hidden=8))
+
+
+def test_every_action_reads_its_own_policy_cells() -> None:
+    primary, secondary = _policy_gather()
+    pairs = set(zip(primary.tolist(), secondary.tolist()))
+    assert len(pairs) == N_ACTIONS - 1  # all but pass, which has its own unit
+
+
+def test_outputs_and_masking() -> None:
+    net = tiny_net().eval()
+    states = positions(5)
+    planes = torch.from_numpy(np.stack([encode(s) for s in states]))
+    mask = torch.from_numpy(np.stack([s.legal_mask() for s in states]).astype(bool))
+    with torch.no_grad():
+        out = net(planes, mask)
+    assert out.policy.shape == (5, N_ACTIONS) and out.value.shape == (5,)
+    assert out.margin.shape == (5,) and out.ownership.shape == (5, 11, 11)
+    assert torch.isinf(out.policy[~mask]).all() and torch.isfinite(out.policy[mask]).all()
+    assert (out.value.abs() <= 1).all()
+    probs = torch.softmax(out.policy, dim=1)
+    assert torch.allclose(probs.sum(1), torch.ones(5))
+
+
+def test_lr_schedule() -> None:
+    config = OptimConfig(lr=1.0, warmup_steps=10, final_lr_fraction=0.1)
+    assert lr_factor(0, config, 110) == pytest.approx(0.1)
+    assert lr_factor(9, config, 110) == pytest.approx(1.0)
+    assert lr_factor(60, config, 110) == pytest.approx(0.55)
+    assert lr_factor(110, config, 110) == pytest.approx(0.1)
+    constant = OptimConfig(lr_schedule="constant", warmup_steps=0)
+    assert lr_factor(50, constant, 100) == 1.0
+
+
+@pytest.mark.parametrize("amp", [False, True])
+def test_learner_fits_a_batch(amp: bool) -> None:
+    states = positions(24, seed=3)
+    game = game_of(states)
+    batch = make_batch([(game, i) for i in range(len(states))], np.zeros(len(states), np.int64))
+    config = OptimConfig(lr=3e-3, warmup_steps=0, lr_schedule="constant", ownership_weight=0.5)
+    learner = Learner(tiny_net(), config, 100, torch.device("cpu"), amp=amp)
+    first = learner.train_step(batch)
+    for _ in range(40):
+        last = learner.train_step(batch)
+    assert learner.step == 41
+    assert last["loss/total"] < 0.8 * first["loss/total"]
+    assert last["loss/value"] < first["loss/value"]
+    assert np.isfinite([v for v in last.values()]).all()
+
+
+def test_learner_state_round_trip() -> None:
+    states = positions(8, seed=4)
+    game = game_of(states)
+    batch = make_batch([(game, i) for i in range(len(states))], np.zeros(len(states), np.int64))
+    a = Learner(tiny_net(), OptimConfig(), 50, torch.device("cpu"))
+    a.train_step(batch)
+    b = Learner(tiny_net(), OptimConfig(), 50, torch.device("cpu"))
+    b.model.load_state_dict(a.model.state_dict())
+    b.load_state_dict(a.state_dict())
+    assert b.step == 1
+    ma, mb = a.train_step(batch), b.train_step(batch)
+    assert ma == mb
+    assert State()  # the engine is untouched by training
