@@ -26,6 +26,8 @@ from train.config import (
 )
 from train.trainer import run
 
+pytestmark = pytest.mark.ray
+
 # One game in flight: every backend then evaluates the same network batches
 # (single leaves), so whole runs agree to the last bit; with several games in
 # flight the games agree, but a leaf's logits can differ in the last float

@@ -1,0 +1,130 @@
+"""RLlib's PPO on the PettingZoo environment: masked logits, self-play and a baseline opponent.
+
+A smoke test of :mod:`train.rllib_example` on a local Ray (two CPUs, no
+dashboard): a few tiny iterations, every move checked legal.  Skipped where
+RLlib is not installed (``pip install -e ".[rllib]"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib]"')
+
+from ray.rllib.core.columns import Columns
+
+from agents import AgentSpecError
+from train import rllib_example as example
+from yinsh_env.actions import N_ACTIONS
+
+pytestmark = pytest.mark.ray
+
+TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
+TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_masked_logits_only_ever_choose_legal_actions() -> None:
+    logits = torch.randn(3, N_ACTIONS) * 5
+    mask = torch.zeros(3, N_ACTIONS, dtype=torch.int8)
+    mask[0, [3, 700, 2141]] = 1
+    mask[1, 5] = 1  # row 2: no legal action (a final observation)
+    masked = example.mask_logits(logits, mask)
+    samples = torch.distributions.Categorical(logits=masked[:2]).sample((500,))
+    assert set(samples[:, 0].tolist()) <= {3, 700, 2141} and len(set(samples[:, 0].tolist())) > 1
+    assert set(samples[:, 1].tolist()) == {5}
+    assert torch.equal(masked[0, [3, 700, 2141]], logits[0, [3, 700, 2141]])
+    assert torch.equal(masked[2], logits[2])  # left alone: it chooses nothing
+    assert torch.isfinite(torch.log_softmax(masked, dim=-1)).all()
+
+
+def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
+    env = example.make_env({"rings_to_win": 1})
+    obs, _ = env.reset(seed=0)
+    assert list(obs) == ["player_0"]
+    space = env.observation_space["player_0"]
+    assert set(space.spaces) == {"observation", "action_mask"}
+    first = obs["player_0"]
+    assert first["observation"].shape == (11, 11, 17) and first["action_mask"].sum() == 85
+    module = example.MaskedPolicyModule(
+        observation_space=space,
+        action_space=env.action_space["player_0"],
+        model_config={"channels": 4, "hidden": 8},
+    )
+    steps, done = 0, False
+    while not done:
+        (agent, observation), *_ = obs.items()
+        action = module.greedy_action(observation)
+        assert observation["action_mask"][action] == 1
+        obs, rewards, terminated, _, _ = env.step({agent: action})
+        steps += 1
+        done = terminated["__all__"]
+    # The end: both agents' last observations (no legal action) and rewards.
+    assert set(rewards) == {"player_0", "player_1"} and sorted(rewards.values()) in (
+        [-1, 1],
+        [0, 0],
+    )
+    assert all(o["action_mask"].sum() == 0 for o in obs.values()) and steps > 10
+    batch = {
+        Columns.OBS: {k: torch.as_tensor(np.stack([o[k] for o in obs.values()])) for k in first}
+    }
+    assert module.compute_values(batch).shape == (2,)
+
+
+def test_self_play_trains_the_shared_policy(
+    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = example.build_config(
+        rings_to_win=1, batch_size=96, minibatch_size=48, epochs=1, channels=4, hidden=16
+    )
+    algo = config.build_algo()
+    try:
+        module = algo.get_module(example.LEARNER)
+        before = [p.detach().clone() for p in module.parameters()]
+        result = algo.train()
+        result = algo.train()
+        module = algo.get_module(example.LEARNER)
+        after = list(module.parameters())
+        assert any(not torch.equal(a, b) for a, b in zip(after, before)), "no update reached"
+        assert result["num_env_steps_sampled_lifetime"] >= 2 * 96
+        assert np.isfinite(result["learners"][example.LEARNER]["total_loss"])
+        evaluation = example.evaluate(module, "random", games=2, rings_to_win=1)
+    finally:
+        algo.stop()
+    assert evaluation.games == 2 and evaluation.moves > 2 * 5
+    assert evaluation.wins + evaluation.draws + evaluation.losses == 2
+
+
+def test_example_script_against_a_baseline(
+    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--iterations", "2", "--opponent", "greedy", "--eval-games", "2", *TINY]
+    evaluation = example.main(args)
+    out = capsys.readouterr().out
+    assert "iteration 2:" in out and "learner's mean return" in out and "legal moves" in out
+    assert evaluation.games == 2 and evaluation.moves > 0
+    with pytest.raises(AgentSpecError):
+        example.main(["--opponent", "no-such-agent", *TINY])

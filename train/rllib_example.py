@@ -1,0 +1,380 @@
+"""Train a masked policy with RLlib's PPO on the multi-agent YINSH environment.
+
+Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
+
+    python -m train.rllib_example --iterations 20                      # self-play
+    python -m train.rllib_example --iterations 20 --opponent greedy    # against a baseline
+    python -m train.rllib_example --iterations 50 --env-runners 4 --address auto
+
+The adapter, step by step:
+
+* **Environment.**  RLlib's ``PettingZooEnv`` wraps the AEC environment
+  (:func:`yinsh_env.env`) as a ``MultiAgentEnv``: each step returns the
+  observation of the agent to act next only (the same agent again while it
+  removes rows and rings), and at the end every agent's last observation and
+  reward (+1 / -1 / 0).
+* **Observations.**  Each agent's observation is the environment's dict,
+  unchanged: ``"observation"``, the (11, 11, 17) float planes from the acting
+  player's side (:mod:`yinsh_env.observation`), and ``"action_mask"``, the
+  int8 legal-action mask over the 2142 actions.  RLlib keeps the dict
+  structure through its connectors, so the module receives both as tensors.
+* **Masking.**  :class:`MaskedPolicyModule` reads the planes with a small
+  convolutional trunk, and before returning the action-distribution inputs
+  sets the logits of illegal actions to the lowest float: sampling and the
+  greedy choice only ever pick legal actions, and PPO's log-probabilities and
+  entropy are those of the distribution over legal actions.  Rows without a
+  legal action (the final observations, which choose nothing) keep their
+  logits, so that no distribution is degenerate.
+* **Self-play.**  Both agents map to one shared module (``learner``), which
+  works because observations are written from the acting player's side.
+  With ``--opponent SPEC`` the learner instead plays a fixed baseline agent
+  (:class:`BaselineModule` wraps any agent spec: ``random``, ``greedy``,
+  ``alphabeta:depth=1``), on alternating sides, and only the learner trains.
+
+After training, the policy plays ``--eval-games`` greedy games against
+``--eval-opponent`` on the plain PettingZoo environment, every move checked
+legal.  This is a baseline for RLlib users, not the project's trainer (see
+:mod:`train.trainer` for the AlphaZero-style one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents import Agent, make_agent
+from yinsh_env import env as make_aec_env
+from yinsh_env.actions import N_ACTIONS
+from yinsh_env.aec_env import AGENTS
+from yinsh_env.errors import IllegalActionError
+from yinsh_env.observation import N_PLANES
+
+try:
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.apis import ValueFunctionAPI
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    from ray.rllib.core.rl_module.torch import TorchRLModule
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'the RLlib example needs Ray RLlib, an optional extra: pip install -e ".[rllib]"'
+    ) from exc
+
+ENV_NAME = "yinsh_pettingzoo"
+LEARNER = "learner"
+BASELINE = "baseline"
+
+
+def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
+    """The YINSH AEC environment as an RLlib ``MultiAgentEnv``."""
+    env_config = env_config or {}
+    return PettingZooEnv(make_aec_env(rings_to_win=int(env_config.get("rings_to_win", 3))))
+
+
+def model_settings(model_config: Any) -> dict[str, Any]:
+    """An RLModule's ``model_config`` (a dict, RLlib's dataclass, or None) as a dict."""
+    if model_config is None:
+        return {}
+    if isinstance(model_config, dict):
+        return model_config
+    return dataclasses.asdict(model_config)
+
+
+def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Illegal actions' logits set to the lowest float; rows with no legal action unchanged."""
+    legal = mask.bool()
+    keep = legal | ~legal.any(dim=-1, keepdim=True)
+    return torch.where(keep, logits, torch.finfo(logits.dtype).min)
+
+
+class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
+    """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
+
+    ``model_config``: ``channels`` (conv filters, default 32), ``hidden``
+    (units of the shared layer, default 256).
+    """
+
+    def setup(self) -> None:
+        settings = model_settings(self.model_config)
+        channels = int(settings.get("channels", 32))
+        hidden = int(settings.get("hidden", 256))
+        self.trunk = nn.Sequential(
+            nn.Conv2d(N_PLANES, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(channels * 11 * 11, hidden),
+            nn.ReLU(),
+        )
+        self.policy_head = nn.Linear(hidden, N_ACTIONS)
+        self.value_head = nn.Linear(hidden, 1)
+        nn.init.normal_(self.policy_head.weight, std=0.01)
+        nn.init.zeros_(self.policy_head.bias)
+
+    def _embed(self, batch: dict[str, Any]) -> torch.Tensor:
+        planes = batch[Columns.OBS]["observation"].float()
+        return self.trunk(planes.permute(0, 3, 1, 2))  # channel-last planes -> NCHW
+
+    def _outputs(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        embeddings = self._embed(batch)
+        logits = mask_logits(self.policy_head(embeddings), batch[Columns.OBS]["action_mask"])
+        return embeddings, logits
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        _, logits = self._outputs(batch)
+        return {Columns.ACTION_DIST_INPUTS: logits}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        embeddings, logits = self._outputs(batch)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: embeddings}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        if embeddings is None:
+            embeddings = self._embed(batch)
+        return self.value_head(embeddings).squeeze(-1)
+
+    def greedy_action(self, observation: dict[str, np.ndarray]) -> int:
+        """The most likely legal action for one environment observation."""
+        batch = {
+            Columns.OBS: {
+                "observation": torch.as_tensor(observation["observation"][None]),
+                "action_mask": torch.as_tensor(observation["action_mask"][None]),
+            }
+        }
+        with torch.no_grad():
+            logits = self.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        return int(logits[0].argmax())
+
+
+class BaselineModule(RLModule):
+    """A fixed opponent: any agent spec (``model_config["spec"]``), never trained.
+
+    It reads each observation back into a position (the agents' own
+    ``act_observation``) and returns the agent's action directly.
+    """
+
+    def setup(self) -> None:
+        settings = model_settings(self.model_config)
+        self.agent: Agent = make_agent(
+            str(settings.get("spec", "random")), seed=settings.get("seed")
+        )
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        planes, masks = _numpy(obs["observation"]), _numpy(obs["action_mask"])
+        actions = [
+            self.agent.act_observation({"observation": p, "action_mask": m})
+            for p, m in zip(planes, masks)
+        ]
+        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError("the baseline opponent is not trained")
+
+
+def _numpy(value: Any) -> np.ndarray:
+    return value.cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+
+
+def learner_side(episode: Any) -> str:
+    """The agent the learner plays in ``episode`` against a baseline: alternates by episode."""
+    return AGENTS[zlib.crc32(str(episode.id_).encode()) % 2]
+
+
+def build_config(
+    opponent: str = "self",
+    rings_to_win: int = 3,
+    seed: int = 0,
+    env_runners: int = 0,
+    batch_size: int = 2000,
+    minibatch_size: int = 256,
+    epochs: int = 4,
+    lr: float = 3e-4,
+    channels: int = 32,
+    hidden: int = 256,
+) -> Any:
+    """The PPO config: masked module(s), self-play or a baseline opponent."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
+
+    register_env(ENV_NAME, make_env)
+    specs = {
+        LEARNER: RLModuleSpec(
+            module_class=MaskedPolicyModule, model_config={"channels": channels, "hidden": hidden}
+        )
+    }
+    if opponent == "self":
+
+        def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+            return LEARNER
+
+    else:
+        make_agent(opponent)  # a bad spec fails here, before Ray starts anything
+        specs[BASELINE] = RLModuleSpec(
+            module_class=BaselineModule, model_config={"spec": opponent, "seed": seed}
+        )
+
+        def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+            return LEARNER if agent_id == learner_side(episode) else BASELINE
+
+    return (
+        PPOConfig()
+        # RLlib's environment check steps with unmasked random actions, which
+        # end YINSH games as illegal moves (with a warning); the environment
+        # passes PettingZoo's own API test instead (tests/test_aec_env.py).
+        .environment(ENV_NAME, env_config={"rings_to_win": rings_to_win}, disable_env_checking=True)
+        .env_runners(num_env_runners=env_runners)
+        .learners(num_learners=0)
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(
+            train_batch_size_per_learner=batch_size,
+            minibatch_size=minibatch_size,
+            num_epochs=epochs,
+            lr=lr,
+            gamma=1.0,  # one reward, at the end of a bounded game
+            lambda_=0.95,
+            entropy_coeff=0.01,
+        )
+        .debugging(seed=seed)
+    )
+
+
+@dataclass
+class Evaluation:
+    """Greedy games of the trained policy against a baseline."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    moves: int  # the policy's decisions, every one checked legal
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
+
+
+def evaluate(
+    module: MaskedPolicyModule, opponent: str, games: int, rings_to_win: int = 3, seed: int = 1000
+) -> Evaluation:
+    """Play ``games`` games on the PettingZoo environment, the policy alternating colours."""
+    baseline = make_agent(opponent, seed=seed)
+    wins = draws = losses = moves = 0
+    for game in range(games):
+        env = make_aec_env(rings_to_win=rings_to_win)
+        env.reset(seed=seed + game)
+        baseline.reset(seed=seed + game)
+        learner = AGENTS[game % 2]
+        for agent in env.agent_iter():
+            observation, reward, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                if agent == learner:
+                    wins += reward > 0
+                    draws += reward == 0
+                    losses += reward < 0
+                env.step(None)
+                continue
+            assert observation is not None
+            if agent == learner:
+                action = module.greedy_action(observation)
+                if not observation["action_mask"][action]:
+                    raise IllegalActionError(f"the policy chose illegal action {action}")
+                moves += 1
+            else:
+                action = baseline.act_observation(observation)
+            env.step(action)
+    return Evaluation(games, wins, draws, losses, moves)
+
+
+def main(argv: Sequence[str] | None = None) -> Evaluation:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.rllib_example", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--iterations", type=int, default=10, help="PPO training iterations")
+    parser.add_argument(
+        "--opponent", default="self", help="'self' (shared-policy self-play) or an agent spec"
+    )
+    parser.add_argument("--rings-to-win", type=int, default=3, help="3 standard, 1 Blitz")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=2000, help="env steps per iteration")
+    parser.add_argument("--minibatch-size", type=int, default=256)
+    parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--channels", type=int, default=32, help="conv filters of the trunk")
+    parser.add_argument("--hidden", type=int, default=256, help="units of the shared layer")
+    parser.add_argument(
+        "--env-runners", type=int, default=0, help="Ray actors sampling games (0: in the driver)"
+    )
+    parser.add_argument(
+        "--address", default=None, help="Ray cluster (auto, ray://head:10001); default: local"
+    )
+    parser.add_argument("--cpus", type=int, default=None, help="CPUs of a local Ray")
+    parser.add_argument("--eval-games", type=int, default=10)
+    parser.add_argument("--eval-opponent", default="random", help="agent spec")
+    args = parser.parse_args(argv)
+    if args.opponent != "self":
+        make_agent(args.opponent)  # AgentSpecError (a ValueError) before anything starts
+    make_agent(args.eval_opponent)
+
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=args.address, num_cpus=args.cpus, include_dashboard=False)
+    try:
+        config = build_config(
+            opponent=args.opponent,
+            rings_to_win=args.rings_to_win,
+            seed=args.seed,
+            env_runners=args.env_runners,
+            batch_size=args.batch_size,
+            minibatch_size=args.minibatch_size,
+            epochs=args.epochs,
+            lr=args.lr,
+            channels=args.channels,
+            hidden=args.hidden,
+        )
+        algo = config.build_algo()
+        try:
+            start = time.perf_counter()
+            for i in range(1, args.iterations + 1):
+                result = algo.train()
+                runners = result.get("env_runners", {})
+                steps = result.get("num_env_steps_sampled_lifetime", 0)
+                length = runners.get("episode_len_mean", float("nan"))
+                line = f"iteration {i}: {steps:.0f} env steps, mean episode length {length:.1f}"
+                if args.opponent != "self":
+                    returns = runners.get("module_episode_returns_mean", {})
+                    line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
+                print(f"{line}, {time.perf_counter() - start:.1f} s")
+            module = algo.get_module(LEARNER)
+            assert isinstance(module, MaskedPolicyModule)
+            evaluation = evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
+        finally:
+            algo.stop()
+    finally:
+        if started:
+            ray.shutdown()
+    print(
+        f"vs {args.eval_opponent}: {evaluation.wins} wins, {evaluation.draws} draws, "
+        f"{evaluation.losses} losses in {evaluation.games} games "
+        f"(score {evaluation.score:.2f}); {evaluation.moves} legal moves"
+    )
+    return evaluation
+
+
+if __name__ == "__main__":
+    main()
