@@ -158,7 +158,8 @@ class RayConfig:
     cpus_per_actor: float = 1.0
     gpus_per_actor: float = 0.0
     #: Games per task: the iteration's games go out in tasks of this size and
-    #: come back as they finish; 0 picks about four tasks per actor.
+    #: come back as they finish; 0: ``selfplay.games_in_flight`` (full network
+    #: batches), fewer where that would leave an actor without a task.
     games_per_task: int = 0
     #: Actor deaths tolerated in one iteration (each dead actor is replaced
     #: and its unfinished tasks resubmitted) before the run stops.
@@ -279,8 +280,8 @@ class Config:
             address in ("auto", "local") or address.startswith("ray://") or ":" in address
         ):
             raise ConfigError(
-                "config ray.address must be null (a local Ray), auto, ray://host:port "
-                f"or host:port, got {address!r}"
+                "config ray.address must be null (Ray's default), local, auto, "
+                f"ray://host:port or host:port, got {address!r}"
             )
         if self.replay.min_positions > self.replay.window:
             raise ConfigError(

@@ -6,10 +6,11 @@ Needs the optional extra: ``pip install -e ".[ray]"``.  Per iteration:
    (``ray.put``); every actor fetches them once, at its first task of the
    iteration, and keeps its own network between iterations;
 2. the iteration's seeds are split into small tasks (``ray.games_per_task``
-   games each) that go to the actors, at most two queued per actor;
-3. results are collected with ``ray.wait`` as they finish, and a finished
-   actor gets the next task, so a slow actor (or node) holds up only its own
-   task, not a whole share of the iteration;
+   games each), one per actor at a time;
+3. results are collected with ``ray.wait`` as they finish, and the actor that
+   finished gets the next task, so a slow actor (or node) holds up only the
+   task it is playing, never a queue of others or a fixed share of the
+   iteration;
 4. the results are merged in seed order: every game draws its randomness from
    its own seed, so the games played are the same as with the ``inprocess``
    and ``process`` backends.
@@ -52,11 +53,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 log = logging.getLogger(__name__)
 
-#: Tasks queued on one actor at a time: one running, one waiting, so that an
-#: actor never idles while the driver collects its last result.
-TASKS_PER_ACTOR = 2
-#: With ``games_per_task: 0``, about this many tasks per actor and iteration.
-AUTO_TASKS_PER_ACTOR = 4
+#: Tasks given to one actor at a time.  One: a task queued behind a slow
+#: actor would wait for it while others idle at the end of the iteration; the
+#: round trip between two tasks is small next to a task's seconds of play.
+TASKS_PER_ACTOR = 1
 
 
 class RayBackendError(RuntimeError):
@@ -168,10 +168,17 @@ class RayExecutor:
         return list({id(actor): actor for _, _, actor in self._running.values()}.values())
 
     def task_size(self, games: int) -> int:
-        """Games per task for an iteration of ``games`` games."""
+        """Games per task for an iteration of ``games`` games.
+
+        By default (``games_per_task: 0``) a task holds ``games_in_flight``
+        games, so that its network batches start full (small tasks mean small
+        batches: on a CPU, two-game tasks ran at a third of the speed of
+        eight-game ones), and fewer where that would leave an actor idle.
+        """
         if self.settings.games_per_task:
             return self.settings.games_per_task
-        return max(1, math.ceil(games / (AUTO_TASKS_PER_ACTOR * len(self.actors))))
+        even_share = math.ceil(games / len(self.actors))
+        return max(1, min(self.config.selfplay.games_in_flight, even_share))
 
     def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult:
         start = time.perf_counter()
