@@ -31,6 +31,7 @@ tests do), that connection is used and left open.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import math
 import time
@@ -211,7 +212,10 @@ class RayExecutor:
                 (ref,), _ = ray.wait(list(self._running), num_returns=1)
                 task, slot, actor = self._running.pop(ref)
                 try:
-                    results[task] = ray.get(ref)
+                    # A copy: arrays read straight from the object store are
+                    # read-only views that would pin it for as long as the
+                    # replay window keeps the games.
+                    results[task] = copy.deepcopy(ray.get(ref))
                 except RayActorError as exc:
                     pending.appendleft(task)
                     if self.actors[slot] is actor:  # the first news of this death
