@@ -7,6 +7,7 @@ end.  Skipped where Ray is not installed (``pip install -e ".[ray]"``).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from train.config import (
 )
 from train.trainer import run
 
-pytestmark = pytest.mark.ray
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 # One game in flight: every backend then evaluates the same network batches
 # (single leaves), so whole runs agree to the last bit; with several games in
@@ -76,7 +77,7 @@ def test_ray_config_section_is_checked(tmp_path: Path) -> None:
     config = tiny_config(tmp_path, "ray.address=ray://head:10001", "ray.gpus_per_actor=0.5")
     assert config.ray.address == "ray://head:10001" and config.ray.gpus_per_actor == 0.5
     assert tiny_config(tmp_path, "ray.address=null").ray.address is None
-    assert load_config(Path("configs/ray.yaml")).backend == "ray"
+    assert load_config(CONFIGS / "ray.yaml").backend == "ray"
     for bad, problem in [
         ("ray.address=somewhere", "ray.address"),
         ("ray.address=3", "ray.address"),
@@ -89,6 +90,18 @@ def test_ray_config_section_is_checked(tmp_path: Path) -> None:
             tiny_config(tmp_path, bad)
 
 
+def test_without_ray_the_backend_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from train.workers import make_executor
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    monkeypatch.delitem(sys.modules, "train.ray_backend", raising=False)
+    with pytest.raises(ConfigError, match=r"pip install -e \"\.\[ray\]\""):
+        make_executor(tiny_config(tmp_path))
+
+
+@pytest.mark.ray
 def test_ray_actors_play_the_same_games_as_one_process(ray_cluster: Any) -> None:
     from train.network import PolicyValueNet
     from train.ray_backend import RayExecutor, split_tasks
@@ -128,6 +141,7 @@ def metrics(run_dir: Path) -> list[dict[str, float]]:
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.ray
 def test_killing_actors_mid_run_does_not_stop_it_or_change_its_results(
     ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,6 +189,7 @@ def test_killing_actors_mid_run_does_not_stop_it_or_change_its_results(
     assert all(torch.equal(ours[k], theirs[k]) for k in theirs)
 
 
+@pytest.mark.ray
 def test_too_many_actor_deaths_stop_the_iteration(ray_cluster: Any) -> None:
     from train.network import PolicyValueNet
     from train.ray_backend import RayBackendError, RayExecutor
