@@ -5,15 +5,17 @@ Needs the optional extra: ``pip install -e ".[ray]"``.  Per iteration:
 1. the driver puts the network weights in Ray's object store once
    (``ray.put``); every actor fetches them once, at its first task of the
    iteration, and keeps its own network between iterations;
-2. the iteration's seeds are split into small tasks (``ray.games_per_task``
-   games each), one per actor at a time;
+2. the iteration's seeds are split into tasks (``ray.games_per_task`` games
+   each, by default ``selfplay.games_in_flight``), one per actor at a time;
 3. results are collected with ``ray.wait`` as they finish, and the actor that
    finished gets the next task, so a slow actor (or node) holds up only the
    task it is playing, never a queue of others or a fixed share of the
    iteration;
 4. the results are merged in seed order: every game draws its randomness from
    its own seed, so the games played are the same as with the ``inprocess``
-   and ``process`` backends.
+   and ``process`` backends (a position's network output may differ in the
+   last float bit with the other positions of its batch, so the recorded
+   targets are bit-identical only where the batches are the same).
 
 An actor that dies (killed, its node lost, out of memory) is replaced by a new
 one and its unfinished tasks are resubmitted; the learner, the replay window
@@ -53,11 +55,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigError('backend: ray needs Ray, an optional extra: pip install -e ".[ray]"') from exc
 
 log = logging.getLogger(__name__)
-
-#: Tasks given to one actor at a time.  One: a task queued behind a slow
-#: actor would wait for it while others idle at the end of the iteration; the
-#: round trip between two tasks is small next to a task's seconds of play.
-TASKS_PER_ACTOR = 1
 
 
 class RayBackendError(RuntimeError):
@@ -121,10 +118,6 @@ class SelfPlayWorker:
         return play_with_weights(
             self.model, self.config, self.device, self.weights, seeds, first_index
         )
-
-    def ping(self) -> bool:
-        """True once the actor is up (its network built)."""
-        return True
 
 
 TaskCallback = Callable[["RayExecutor", int], None]
@@ -191,20 +184,21 @@ class RayExecutor:
         deaths = 0
 
         def fill() -> None:
-            """Queue pending tasks on every actor with room for one."""
-            load = [0] * len(self.actors)
-            for _, slot, _ in self._running.values():
-                load[slot] += 1
-            for _ in range(TASKS_PER_ACTOR):
-                for slot, actor in enumerate(self.actors):
-                    if pending and load[slot] < TASKS_PER_ACTOR:
-                        task = pending.popleft()
-                        offset, chunk = tasks[task]
-                        ref = actor.play.remote(
-                            [weights_ref], self._version, chunk, first_index + offset
-                        )
-                        self._running[ref] = (task, slot, actor)
-                        load[slot] += 1
+            """Give a pending task to every idle actor.
+
+            One task per actor at a time: a task queued behind a slow actor
+            would wait for it while others idle at the end of the iteration,
+            and the round trip between two tasks is small next to their play.
+            """
+            busy = {slot for _, slot, _ in self._running.values()}
+            for slot, actor in enumerate(self.actors):
+                if pending and slot not in busy:
+                    task = pending.popleft()
+                    offset, chunk = tasks[task]
+                    ref = actor.play.remote(
+                        [weights_ref], self._version, chunk, first_index + offset
+                    )
+                    self._running[ref] = (task, slot, actor)
 
         fill()
         try:
