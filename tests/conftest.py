@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +37,14 @@ def traces_file() -> Path:
     if not path.is_file():
         pytest.fail(f"differential traces not found at {path}; set YINSH_TRACES_DIR")
     return path
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    """A local Ray of two CPUs, no dashboard, for one test module; skips without Ray."""
+    ray = pytest.importorskip("ray", reason='optional extra: pip install -e ".[ray]"')
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

@@ -1,7 +1,8 @@
 """Self-play on Ray: same games as one process, a short run, and actors that die mid-run.
 
-Runs on a local Ray started here (two CPUs, no dashboard) and stopped at the
-end.  Skipped where Ray is not installed (``pip install -e ".[ray]"``).
+Runs on a local Ray the tests start (two CPUs, no dashboard; conftest's
+``ray_cluster``), stopped at the end.  Tests that need Ray skip where it is
+not installed (``pip install -e ".[ray]"``).
 """
 
 from __future__ import annotations
@@ -60,17 +61,6 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    """A local Ray of two CPUs for this module's tests."""
-    ray = pytest.importorskip("ray", reason='optional extra: pip install -e ".[ray]"')
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def test_ray_config_section_is_checked(tmp_path: Path) -> None:

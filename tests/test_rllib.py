@@ -28,17 +28,6 @@ TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
 TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    import ray
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
 @pytest.fixture(autouse=True)
 def one_thread() -> Iterator[None]:
     threads = torch.get_num_threads()

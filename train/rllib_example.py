@@ -44,7 +44,6 @@ import dataclasses
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -57,6 +56,8 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.observation import N_PLANES
+
+from .sb3_maskable_ppo import Evaluation
 
 try:
     from ray.rllib.core.columns import Columns
@@ -250,21 +251,6 @@ def build_config(
         )
         .debugging(seed=seed)
     )
-
-
-@dataclass
-class Evaluation:
-    """Greedy games of the trained policy against a baseline."""
-
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    moves: int  # the policy's decisions, every one checked legal
-
-    @property
-    def score(self) -> float:
-        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
 
 
 def evaluate(
