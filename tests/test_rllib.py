@@ -22,7 +22,11 @@ from agents import AgentSpecError
 from train import rllib_example as example
 from yinsh_env.actions import N_ACTIONS
 
-pytestmark = pytest.mark.ray
+pytestmark = [
+    pytest.mark.ray,
+    # Every algorithm built re-registers RLlib's own environment wrapper with gymnasium.
+    pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env"),
+]
 
 TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
 TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
