@@ -45,11 +45,11 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
     records = load_metrics(run_dir)
     fig, (losses, scores, elo) = plt.subplots(1, 3, figsize=(15, 4))
     for key, label, style in [
-        ("loss/policy", "policy", "-"),
-        ("loss/policy_entropy", "policy entropy", ":"),
-        ("loss/value", "value", "-"),
-        ("loss/value_baseline", "value: variance of the targets", ":"),
-        ("loss/margin", "margin (aux)", "-"),
+        ("loss/policy", "policy", "C0-"),
+        ("loss/policy_entropy", "policy entropy", "C0:"),
+        ("loss/value", "value", "C1-"),
+        ("loss/value_baseline", "value: variance of the targets", "C1:"),
+        ("loss/margin", "margin (aux)", "C2-"),
     ]:
         x, y = series(records, key)
         if x:
