@@ -88,3 +88,23 @@ def test_learner_state_round_trip() -> None:
     ma, mb = a.train_step(batch), b.train_step(batch)
     assert ma == mb
     assert State()  # the engine is untouched by training
+
+
+def test_elo_ladder_across_checkpoints() -> None:
+    from train.evaluate import ladder, new_history
+
+    history = new_history()
+    history["evaluated"] = [0, 5, 10]
+    history["pairings"] = [
+        {"a": "iter_000000", "b": "random", "points": 10.0, "games": 20},
+        {"a": "iter_000005", "b": "random", "points": 15.0, "games": 20},
+        {"a": "iter_000005", "b": "iter_000000", "points": 14.0, "games": 20},
+        {"a": "iter_000010", "b": "random", "points": 19.0, "games": 20},
+        {"a": "iter_000010", "b": "iter_000005", "points": 15.0, "games": 20},
+        {"a": "iter_000010", "b": "greedy", "points": 2.0, "games": 20},
+    ]
+    elo = ladder(history, ["random", "greedy"])
+    assert elo["random"] == 0.0
+    assert elo["iter_000000"] < elo["iter_000005"] < elo["iter_000010"]
+    assert elo["greedy"] > elo["iter_000010"]
+    assert ladder(new_history(), ["random"]) == {}

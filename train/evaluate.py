@@ -53,7 +53,8 @@ def evaluate(
     seed = config.seed * 1_000_003 + iteration
     rings = config.selfplay.rings_to_win
 
-    def match(a: str, b: str, name_b: str, key: str | None, games: int) -> None:
+    def match(a: str, b: str, games: int, key: str | None, ladder_name: str | None) -> None:
+        """Play a vs b: report the score as ``key``, rate it as me vs ``ladder_name``."""
         threads = torch.get_num_threads()
         try:
             result = run_arena(
@@ -62,26 +63,27 @@ def evaluate(
         finally:
             torch.set_num_threads(threads)  # the net agent sets its own
         pairing = result.pairings[0]
-        points = pairing.a_wins + 0.5 * pairing.draws
         if key is not None:
             low, high = pairing.a_score_ci95
             metrics[f"{key}/score"] = pairing.a_score
             metrics[f"{key}/ci95_low"] = low
             metrics[f"{key}/ci95_high"] = high
-        if a == _spec(path, 0):
+        if ladder_name is not None:
+            points = pairing.a_wins + 0.5 * pairing.draws
             history["pairings"].append(
-                {"a": me, "b": name_b, "points": points, "games": pairing.games}
+                {"a": me, "b": ladder_name, "points": points, "games": pairing.games}
             )
 
+    raw = _spec(path, 0)
     for opponent in ev.opponents:
-        match(_spec(path, 0), opponent, opponent, f"eval/raw_vs_{opponent}", ev.games)
+        match(raw, opponent, ev.games, f"eval/raw_vs_{opponent}", opponent)
         if ev.simulations > 0 and ev.search_games > 0:
-            spec = _spec(path, ev.simulations)
-            match(spec, opponent, opponent, f"eval/search_vs_{opponent}", ev.search_games)
+            searching = _spec(path, ev.simulations)
+            match(searching, opponent, ev.search_games, f"eval/search_vs_{opponent}", None)
     earlier = [i for i in history["evaluated"] if checkpoint_path(run_dir, i).exists()]
     for previous in earlier[-ev.elo_checkpoints :] if ev.elo_checkpoints else []:
         other = _spec(checkpoint_path(run_dir, previous), 0)
-        match(_spec(path, 0), other, checkpoint_name(previous), None, ev.games)
+        match(raw, other, ev.games, None, checkpoint_name(previous))
     history["evaluated"].append(iteration)
 
     ratings = ladder(history, ev.opponents)
