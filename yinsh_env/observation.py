@@ -53,7 +53,6 @@ import numpy as np
 from .actions import ACTION_SYMMETRIES, ROW_OFFSET
 from .errors import PositionError
 from .geometry import (
-    BOARD_MASK,
     GRID_WIDTH,
     N_SYMMETRIES,
     POINT_BIT,
@@ -90,26 +89,39 @@ def _plane_bitboard(plane: np.ndarray) -> int:
     return bb
 
 
-# encode() unpacks six bitboards, each padded to _SLOT bits, into one vector of
-# bits followed by the N_PLANES constant values, then fills the observation with
-# a single gather: _GATHER[n, c, k] is the source of plane k at cell (n, c).
-# (About twice as fast as filling the planes one by one.)
+# encode() copies a cached template holding the constant planes and the board
+# plane for the position's counts (phase, rings removed, pool, ...), then
+# writes the four piece planes in one strided copy from the unpacked
+# bitboards.  Few numpy calls per observation is what keeps the environment's
+# step cheap; templates are bounded in number (the counts of real games repeat).
 _SLOT: Final = _BYTES * 8
-_BITBOARD_PLANES: Final = (0, 1, 2, 3, 9, 4)  # own/opp rings, own/opp markers, rows, board
-_N_BITS: Final = len(_BITBOARD_PLANES) * _SLOT
+_PIECE_BYTES: Final = 4 * _BYTES
+_MAX_TEMPLATES: Final = 4096
+_TEMPLATES: dict[tuple[int, ...], np.ndarray] = {}
 
 
-def _gather_index() -> np.ndarray:
-    index = np.empty((GRID, GRID, N_PLANES), dtype=np.intp)
-    for n in range(GRID):
-        for c in range(GRID):
-            index[n, c, :] = _N_BITS + np.arange(N_PLANES)  # constant planes
-            for slot, plane in enumerate(_BITBOARD_PLANES):
-                index[n, c, plane] = slot * _SLOT + c * GRID_WIDTH + n
-    return index
-
-
-_GATHER: Final = _gather_index()
+def _template(key: tuple[int, ...]) -> np.ndarray:
+    """The constant planes (and the board plane) for ``key``; piece planes zero."""
+    template = _TEMPLATES.get(key)
+    if template is not None:
+        return template
+    phase, resolving_own_move, own_removed, opp_removed, rings_to_win, pool, passes, white = key
+    template = np.zeros(OBS_SHAPE, dtype=np.float32)
+    template[:, :, 4] = BOARD_PLANE
+    if phase <= RING:
+        template[:, :, 5 + phase] = 1.0
+    template[:, :, 10] = resolving_own_move
+    template[:, :, 11] = own_removed / 5.0
+    template[:, :, 12] = opp_removed / 5.0
+    template[:, :, 13] = rings_to_win / 5.0
+    template[:, :, 14] = pool / TOTAL_MARKERS
+    template[:, :, 15] = 1.0 if passes else 0.0
+    template[:, :, 16] = white
+    template.flags.writeable = False
+    if len(_TEMPLATES) >= _MAX_TEMPLATES:
+        _TEMPLATES.clear()
+    _TEMPLATES[key] = template
+    return template
 
 
 def encode(state: State, player: int | None = None) -> np.ndarray:
@@ -117,33 +129,32 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     me = state.to_act if player is None else player
     opp = 1 - me
     phase = state.phase
-    constants = [0.0] * N_PLANES
-    rows = 0
-    if phase <= RING:
-        constants[5 + phase] = 1.0
-        if phase == ROW:
-            for action in _row_actions(state.markers[state.to_act]):
-                rows |= SEGMENT_MASK[action - ROW_OFFSET]
-        if phase >= ROW and state.mover == me:
-            constants[10] = 1.0
-    constants[11] = state.removed[me] / 5.0
-    constants[12] = state.removed[opp] / 5.0
-    constants[13] = state.rings_to_win / 5.0
-    constants[14] = state.pool / TOTAL_MARKERS
-    constants[15] = 1.0 if state.passes else 0.0
-    constants[16] = 1.0 if me == WHITE else 0.0
-    rings, markers = state.rings, state.markers
-    bits = (
-        rings[me]
-        | rings[opp] << _SLOT
-        | markers[me] << 2 * _SLOT
-        | markers[opp] << 3 * _SLOT
-        | rows << 4 * _SLOT
-        | BOARD_MASK << 5 * _SLOT
+    removed = state.removed
+    key = (
+        phase,
+        1 if ROW <= phase <= RING and state.mover == me else 0,
+        removed[me],
+        removed[opp],
+        state.rings_to_win,
+        state.pool,
+        state.passes,
+        1 if me == WHITE else 0,
     )
-    raw = np.frombuffer(bits.to_bytes(_N_BITS // 8, "little"), dtype=np.uint8)
-    source = np.concatenate((np.unpackbits(raw, bitorder="little"), constants), dtype=np.float32)
-    return source[_GATHER]
+    planes = _template(key).copy()
+    rings, markers = state.rings, state.markers
+    bits = rings[me] | rings[opp] << _SLOT | markers[me] << 2 * _SLOT | markers[opp] << 3 * _SLOT
+    flat = np.unpackbits(
+        np.frombuffer(bits.to_bytes(_PIECE_BYTES, "little"), dtype=np.uint8), bitorder="little"
+    )
+    # (piece, column, number) -> (number, column, piece)
+    pieces = flat.reshape(4, _SLOT)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
+    planes[:, :, 0:4] = pieces[:, :, :GRID].transpose(2, 1, 0)
+    if phase == ROW:
+        rows = 0
+        for action in _row_actions(markers[state.to_act]):
+            rows |= SEGMENT_MASK[action - ROW_OFFSET]
+        planes[:, :, 9] = bitboard_plane(rows)
+    return planes
 
 
 def decode(planes: np.ndarray) -> State:

@@ -71,12 +71,14 @@ DEFAULT_RINGS_TO_WIN: Final = 3
 
 # --- tables for the hot paths ------------------------------------------------
 
-#: For each bit position holding a ring: its six rays as ((bit, move action), ...).
+#: For each bit position holding a ring: its non-empty rays as ((bit, move action), ...).
 _RAY_MOVES: list[tuple[tuple[tuple[int, int], ...], ...]] = [()] * (11 * GRID_WIDTH)
 _MOVE_INDEX = {pair: i for i, pair in enumerate(MOVE_PAIRS)}
 for _p in range(N_POINTS):
     _RAY_MOVES[POINT_BIT_POS[_p]] = tuple(
-        tuple((POINT_BIT[q], MOVE_OFFSET + _MOVE_INDEX[(_p, q)]) for q in ray) for ray in RAYS[_p]
+        tuple((POINT_BIT[q], MOVE_OFFSET + _MOVE_INDEX[(_p, q)]) for q in ray)
+        for ray in RAYS[_p]
+        if ray  # edge points have rays of length zero: skip them in the hot loop
     )
 
 #: Per move action (minus MOVE_OFFSET): (origin bit, destination bit, between mask).
