@@ -91,13 +91,21 @@ def _plane_bitboard(plane: np.ndarray) -> int:
 
 # encode() copies a cached template holding the constant planes and the board
 # plane for the position's counts (phase, rings removed, pool, ...), then
-# writes the four piece planes in one strided copy from the unpacked
-# bitboards.  Few numpy calls per observation is what keeps the environment's
-# step cheap; templates are bounded in number (the counts of real games repeat).
+# writes the four piece planes with one gather from the unpacked bitboards.
+# Few numpy calls per observation is what keeps the environment's step cheap;
+# templates are bounded in number (the counts of real games repeat).
 _SLOT: Final = _BYTES * 8
 _PIECE_BYTES: Final = 4 * _BYTES
 _MAX_TEMPLATES: Final = 4096
 _TEMPLATES: dict[tuple[int, ...], np.ndarray] = {}
+#: _PIECE_GATHER[n, c, k]: the bit of piece plane k at cell (n, c) in the unpacked bitboards.
+_PIECE_GATHER: Final = np.array(
+    [
+        [[k * _SLOT + c * GRID_WIDTH + n for k in range(4)] for c in range(GRID)]
+        for n in range(GRID)
+    ],
+    dtype=np.intp,
+)
 
 
 def _template(key: tuple[int, ...]) -> np.ndarray:
@@ -146,9 +154,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     flat = np.unpackbits(
         np.frombuffer(bits.to_bytes(_PIECE_BYTES, "little"), dtype=np.uint8), bitorder="little"
     )
-    # (piece, column, number) -> (number, column, piece)
-    pieces = flat.reshape(4, _SLOT)[:, : GRID * GRID_WIDTH].reshape(4, GRID, GRID_WIDTH)
-    planes[:, :, 0:4] = pieces[:, :, :GRID].transpose(2, 1, 0)
+    planes[:, :, 0:4] = flat[_PIECE_GATHER]
     if phase == ROW:
         rows = 0
         for action in _row_actions(markers[state.to_act]):
