@@ -25,8 +25,6 @@ from yinsh_env import OVER, RING, ROW, State
 from yinsh_env.geometry import (
     LINE_SHIFTS,
     POINT_BIT,
-    POINT_BIT_POS,
-    RAYS,
     SEGMENT_DIRECTION,
     SEGMENTS,
 )
@@ -48,12 +46,6 @@ _SEGMENT_STARTS: Final = tuple(
     for direction in range(len(LINE_SHIFTS))
 )
 _DIRECTIONS: Final = tuple(zip(LINE_SHIFTS, _SEGMENT_STARTS))
-
-#: For each bit position of a point: its six rays as tuples of point bits.
-_RAY_BITS: Final[dict[int, tuple[tuple[int, ...], ...]]] = {
-    POINT_BIT_POS[p]: tuple(tuple(POINT_BIT[q] for q in ray) for ray in RAYS[p])
-    for p in range(len(POINT_BIT))
-}
 
 
 def _spread(board: int, shift: int) -> int:
@@ -103,25 +95,7 @@ def threat_counts(markers: int, own_rings: int, opp_rings: int) -> tuple[int, in
 
 def mobility(state: State, player: int) -> int:
     """Number of destinations ``player``'s rings have (their ring moves)."""
-    all_rings = state.rings[0] | state.rings[1]
-    occupied = all_rings | state.markers[0] | state.markers[1]
-    count = 0
-    own = state.rings[player]
-    while own:
-        low = own & -own
-        own ^= low
-        for ray in _RAY_BITS[low.bit_length() - 1]:
-            jumped = False
-            for bit in ray:
-                if not bit & occupied:
-                    count += 1
-                    if jumped:
-                        break
-                elif bit & all_rings:
-                    break
-                else:
-                    jumped = True
-    return count
+    return len(state.ring_moves(player))
 
 
 def _side_score(state: State, player: int) -> float:

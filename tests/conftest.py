@@ -24,6 +24,17 @@ GAMES_DIR = shared_path("YINSH_GAMES_DIR", "../shared/games")
 TRACES_DIR = shared_path("YINSH_TRACES_DIR", "../shared/traces")
 
 
+@pytest.fixture
+def torch_one_thread() -> Iterator[None]:
+    """Run a test with one torch thread (small networks; xdist workers share the cores)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def games_dir() -> Path:
     if not GAMES_DIR.is_dir():

@@ -7,7 +7,6 @@ RLlib is not installed (``pip install -e ".[rllib]"``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -32,12 +31,7 @@ TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
 TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def test_masked_logits_only_ever_choose_legal_actions() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +15,7 @@ from train import sb3_maskable_ppo as example  # noqa: E402
 TINY = ["--n-steps", "64", "--batch-size", "32", "--n-epochs", "1", "--hidden", "32"]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def test_short_training_run_learns_and_plays_legal_moves() -> None:

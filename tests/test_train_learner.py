@@ -14,13 +14,7 @@ from train.replay import make_batch
 from yinsh_env import N_ACTIONS, State
 from yinsh_env.observation import encode
 
-
-@pytest.fixture(autouse=True)
-def one_thread() -> object:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def tiny_net() -> PolicyValueNet:

@@ -36,12 +36,7 @@ eval: {every: 0, games: 2, opponents: [random], simulations: 2, search_games: 2}
 """
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> object:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def tiny_config(tmp_path: Path, *overrides: str) -> Config:

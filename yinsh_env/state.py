@@ -218,8 +218,11 @@ class State:
     def _generate(self) -> list[int]:
         phase = self.phase
         if phase == MOVE:
-            moves = self._ring_moves()
-            return moves if moves else [PASS_ACTION]
+            moves = self.ring_moves(self.to_act)
+            if not moves:
+                return [PASS_ACTION]
+            moves.sort()
+            return moves
         if phase == ROW:
             return _row_actions(self.markers[self.to_act])
         if phase == RING:
@@ -229,12 +232,17 @@ class State:
             return [a for bit, a in _EMPTY_PLACEMENTS if not bit & occupied]
         return []
 
-    def _ring_moves(self) -> list[int]:
+    def ring_moves(self, player: int) -> list[int]:
+        """Every ring move ``player``'s rings have, in generation order (unsorted).
+
+        For evaluation (mobility) as well as legal-move generation; ignores
+        whose turn it is and the phase.
+        """
         all_rings = self.rings[0] | self.rings[1]
         occupied = all_rings | self.markers[0] | self.markers[1]
         out: list[int] = []
         append = out.append
-        own = self.rings[self.to_act]
+        own = self.rings[player]
         while own:
             low = own & -own
             own ^= low
@@ -249,7 +257,6 @@ class State:
                         break
                     else:
                         jumped = True
-        out.sort()
         return out
 
     @property
