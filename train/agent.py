@@ -66,13 +66,25 @@ class NetAgent(Agent):
             self.np_rng = np.random.default_rng(seed)
 
     def act(self, state: State) -> int:
+        return self._choose(state, self.sims)
+
+    def act_with_budget(
+        self, state: State, sims: int | None = None, time: float | None = None
+    ) -> int:
+        """:meth:`act` with ``sims`` simulations instead of the spec's (``go sims=N``).
+
+        A time budget is not honoured: a search's cost is its simulations.
+        """
+        return self._choose(state, self.sims if sims is None else max(0, sims))
+
+    def _choose(self, state: State, sims: int) -> int:
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
-        if self.sims == 0:
+        if sims == 0:
             logits, _ = self.evaluator([Leaf.of(state)])
             return legal[int(np.argmax(logits[0]))]
-        search = Search(state.copy(), self.search_config, self.sims, self.np_rng)
+        search = Search(state.copy(), self.search_config, sims, self.np_rng)
         run_searches([search], self.evaluator)
         root = search.root
         assert root is not None
