@@ -25,13 +25,11 @@ pytestmark = [
     pytest.mark.ray,
     # Every algorithm built re-registers RLlib's own environment wrapper with gymnasium.
     pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env"),
+    pytest.mark.usefixtures("torch_one_thread"),
 ]
 
 TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
 TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
-
-
-pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def test_masked_logits_only_ever_choose_legal_actions() -> None:
