@@ -31,6 +31,7 @@ _REGISTRY: dict[str, Factory | str] = {
     "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
     "net": "train.agent:NetAgent",
+    "pretrained": "train.pretrained:PretrainedAgent",
 }
 
 

@@ -27,7 +27,8 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         notebook,
         timeout=300,
         kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOKS_DIR.parent)}},
+        # Run where Jupyter runs it: in notebooks/ (a notebook must not need the root).
+        resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
     )
     client.execute()  # raises CellExecutionError naming the cell on any error
     errors = [

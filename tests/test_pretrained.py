@@ -1,0 +1,112 @@
+"""The shipped network (``pretrained``), slim exports, and the strength curve of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents import make_agent
+from agents.arena import run_arena
+from train import pretrained
+from train.checkpoint import CheckpointError, checkpoint_path, read_file
+from train.config import load_config
+from train.curve import format_curve, strength_curve, train_hours
+from train.trainer import run
+
+TINY = """\
+seed: 2
+iterations: 2
+backend: inprocess
+network: {blocks: 1, channels: 8, value_hidden: 8}
+search: {simulations: 4, gumbel_considered: 4}
+selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
+replay: {window: 5000, min_positions: 4}
+optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
+eval: {every: 1, games: 2, opponents: [random], simulations: 0, elo_checkpoints: 1}
+"""
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("pretrained")
+    (folder / "tiny.yaml").write_text(TINY)
+    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
+    torch.set_num_threads(threads)
+    return folder / "run"
+
+
+def test_the_package_ships_a_network_with_its_making_of() -> None:
+    meta = pretrained.metadata()
+    for key in ("command", "machine", "iteration", "cpu_hours", "wall_hours", "torch"):
+        assert key in meta, key
+    assert "yinsh-train" in meta["command"]
+    data = read_file(pretrained.weights_path())
+    assert set(data) >= {"config", "model", "metadata"} and "learner" not in data
+    assert pretrained.weights_path().stat().st_size < 5_000_000
+
+
+def test_pretrained_specs_play_legal_games_in_the_arena() -> None:
+    raw = make_agent("pretrained:sims=0")
+    searching = make_agent("pretrained:sims=4")
+    assert raw.sims == 0 and searching.sims == 4  # type: ignore[attr-defined]
+    assert make_agent("pretrained").sims == pretrained.DEFAULT_SIMS  # type: ignore[attr-defined]
+    result = run_arena(["pretrained:sims=0", "pretrained:sims=4"], games=2, seed=3, progress=False)
+    pairing = result.pairings[0]
+    assert pairing.games == 2 and pairing.a_forfeits == pairing.b_forfeits == 0
+    assert all(g.termination != "forfeit" for g in result.games)  # every move legal
+
+
+def test_export_writes_a_slim_checkpoint_that_net_agents_load(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "slim.pt"
+    pretrained.export(run_dir, out, {"command": "yinsh-train tiny", "cpu_hours": 0.01})
+    slim = read_file(out)
+    full = read_file(checkpoint_path(run_dir, 2))
+    assert slim["metadata"]["command"] == "yinsh-train tiny"
+    assert slim["metadata"]["iteration"] == 2 and "learner" not in slim
+    for key, tensor in full["model"].items():
+        assert torch.equal(slim["model"][key], tensor)
+    agent = make_agent(f"net:path={out},sims=0")
+    assert agent.sims == 0  # type: ignore[attr-defined]
+    assert pretrained.main(["info", str(out)]) == 0
+
+
+def test_export_of_a_missing_checkpoint_fails_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="nothing.pt"):
+        pretrained.export(tmp_path / "nothing.pt", tmp_path / "out.pt", {})
+    assert not (tmp_path / "out.pt").exists()
+    assert pretrained.main(["export", str(tmp_path / "nothing.pt"), "--out", "x.pt"]) == 2
+
+
+def test_strength_curve_rates_every_evaluation_on_one_scale(run_dir: Path) -> None:
+    curve = strength_curve(run_dir)
+    assert [p.iteration for p in curve.points] == [0, 1, 2]
+    assert curve.anchors == {"random": 0.0}
+    hours = [p.train_hours for p in curve.points]
+    assert hours[0] == 0.0 and hours[0] < hours[1] < hours[2]
+    for p in curve.points:
+        assert p.ci95[0] <= p.elo <= p.ci95[1]
+    text = format_curve(curve)
+    assert "anchor random: Elo 0" in text and text.count("\n| ") == 3  # one row per evaluation
+
+
+def test_train_hours_sums_selfplay_and_learning_and_survives_a_cut_line(tmp_path: Path) -> None:
+    lines = [
+        {"iteration": 0},
+        {"iteration": 1, "time/selfplay_s": 1800.0, "time/learn_s": 1800.0, "time/eval_s": 99.0},
+        {"iteration": 2, "time/selfplay_s": 3600.0, "time/learn_s": 0.0},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in lines) + '{"iteration": 3, "time/sel'
+    (tmp_path / "metrics.jsonl").write_text(text)
+    assert train_hours(tmp_path) == {0: 0.0, 1: 1.0, 2: 2.0}
+    (tmp_path / "metrics.jsonl").write_text("[1, 2]\n")
+    with pytest.raises(ValueError, match="metrics.jsonl:1"):
+        train_hours(tmp_path)

@@ -1,0 +1,138 @@
+"""The network shipped with the package: agent spec ``pretrained[:sims=N]``.
+
+The file ``train/weights/pretrained.pt`` is a slim checkpoint (network
+weights, the training config, and ``metadata``: how it was made, on what
+machine, in how much time, and how it scored), loadable by everything that
+loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
+:data:`DEFAULT_SIMS` simulations of its search, sized to about a quarter of a
+second per decision on a 2-core machine; ``pretrained:sims=0`` plays the raw
+policy (a few milliseconds per decision).
+
+Making one from a run (the README's "The shipped network" says how the
+shipped one was made)::
+
+    python -m train.pretrained export runs/long/best.pt --command "yinsh-train ..." \\
+        --cpu-hours 3.1 --notes "..."
+    python -m train.pretrained info          # what the shipped file says about itself
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .agent import NetAgent
+from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
+
+WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
+#: Simulations per decision of ``pretrained``: about 0.25 s on the 2-core machine.
+DEFAULT_SIMS = 96
+
+
+def weights_path() -> Path:
+    """The shipped weights; CheckpointError when the package was built without them."""
+    if not WEIGHTS.is_file():
+        raise CheckpointError(f"the package holds no pretrained network (missing {WEIGHTS})")
+    return WEIGHTS
+
+
+class PretrainedAgent(NetAgent):
+    """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        sims: int = DEFAULT_SIMS,
+        device: str = "cpu",
+        threads: int = 1,
+    ) -> None:
+        super().__init__(seed, path=str(weights_path()), sims=sims, device=device, threads=threads)
+
+
+def metadata(path: str | Path | None = None) -> dict[str, Any]:
+    """The ``metadata`` of a slim checkpoint (default: the shipped one)."""
+    file = Path(path) if path is not None else weights_path()
+    return dict(read_file(file).get("metadata", {}))
+
+
+def machine() -> str:
+    """The CPU model and core count, as recorded in metadata."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def export(source: str | Path, out: str | Path, info: dict[str, Any]) -> Path:
+    """Write the network of checkpoint ``source`` with ``info`` as a slim checkpoint."""
+    resolved = resolve_checkpoint(source)
+    data = read_file(resolved)
+    model = {k: v.float().contiguous() for k, v in data["model"].items()}
+    meta = {
+        "source": str(resolved),
+        "iteration": int(data["iteration"]),
+        "exported": date.today().isoformat(),
+        "machine": machine(),
+        "torch": str(torch.__version__),
+        **info,
+    }
+    slim = {
+        "format": FORMAT,
+        "version": VERSION,
+        "iteration": int(data["iteration"]),
+        "config": data["config"],
+        "model": model,
+        "metadata": meta,
+    }
+    out = Path(out)
+    atomic_save(slim, out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.pretrained", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="write a checkpoint's network as a slim file")
+    ex.add_argument("checkpoint", help="checkpoint file or run directory")
+    ex.add_argument("--out", type=Path, default=WEIGHTS)
+    ex.add_argument("--command", dest="made_by", default="", help="the training command")
+    ex.add_argument("--cpu-hours", type=float, default=None)
+    ex.add_argument("--wall-hours", type=float, default=None)
+    ex.add_argument("--notes", default="")
+    ex.add_argument("--results", type=Path, help="a JSON file of measured results to embed")
+    info = sub.add_parser("info", help="print a slim checkpoint's metadata")
+    info.add_argument("path", nargs="?", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "export":
+            extra: dict[str, Any] = {"command": args.made_by, "notes": args.notes}
+            if args.cpu_hours is not None:
+                extra["cpu_hours"] = args.cpu_hours
+            if args.wall_hours is not None:
+                extra["wall_hours"] = args.wall_hours
+            if args.results is not None:
+                extra["results"] = json.loads(args.results.read_text())
+            print(f"wrote {export(args.checkpoint, args.out, extra)}")
+        else:
+            print(json.dumps(metadata(args.path), indent=1))
+    except (CheckpointError, OSError, json.JSONDecodeError) as exc:
+        print(f"train.pretrained: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
