@@ -47,9 +47,9 @@ def test_an_unknown_config_names_itself_and_the_choices(bad: str) -> None:
 
 @pytest.mark.slow
 def test_the_wheel_carries_configs_identical_to_the_source(tmp_path: Path) -> None:
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["-w", str(tmp_path), str(ROOT)],
+        [*pip_wheel, "-q", "-w", str(tmp_path), str(ROOT)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
