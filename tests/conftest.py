@@ -1,7 +1,10 @@
-"""Shared test settings: where the shared game records and traces live.
+"""Shared test settings: where the game records and traces live.
 
-``YINSH_GAMES_DIR`` and ``YINSH_TRACES_DIR`` override the defaults
-``../shared/games`` and ``../shared/traces`` (relative to the project root).
+Each data set is looked up in order: the directory named by its environment
+variable (``YINSH_GAMES_DIR``, ``YINSH_TRACES_DIR``), the full set in
+``../shared/games`` / ``../shared/traces`` beside the project, else the small
+representative subset shipped in ``tests/data`` (see its README), so a clone
+with nothing beside it runs the whole suite.
 """
 
 from __future__ import annotations
@@ -14,14 +17,24 @@ from typing import Any
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_DATA = PROJECT_ROOT / "tests" / "data"
 
 
-def shared_path(env_var: str, default: str) -> Path:
-    return Path(os.environ.get(env_var, PROJECT_ROOT / default)).resolve()
+def data_path(env_var: str, name: str) -> Path:
+    """``$env_var`` if set, else ``../shared/<name>`` if present, else ``tests/data/<name>``."""
+    if env_var in os.environ:
+        return Path(os.environ[env_var]).resolve()
+    shared = (PROJECT_ROOT / ".." / "shared" / name).resolve()
+    return shared if shared.is_dir() else BUNDLED_DATA / name
 
 
-GAMES_DIR = shared_path("YINSH_GAMES_DIR", "../shared/games")
-TRACES_DIR = shared_path("YINSH_TRACES_DIR", "../shared/traces")
+GAMES_DIR = data_path("YINSH_GAMES_DIR", "games")
+TRACES_DIR = data_path("YINSH_TRACES_DIR", "traces")
+
+
+def is_bundled(path: Path) -> bool:
+    """Whether ``path`` is the subset shipped in ``tests/data`` (not a full set)."""
+    return path.resolve().is_relative_to(BUNDLED_DATA)
 
 
 @pytest.fixture
