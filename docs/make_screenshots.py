@@ -18,19 +18,10 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.web import AppConfig, YinshServer  # noqa: E402
+from agents.web.browser import launch  # noqa: E402
 from yinsh_env import GameRecord, State, write_record  # noqa: E402
 
 OUT = ROOT / "docs" / "images"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: R F4 A2 ..., M C5 D5 E5 F5 G2 G3 G4 G6, m G5: F4-H6 makes two crossing rows.
 CROSSING = "R3/7/4M3/4M4/4M5/2RM5/MMMmM5/9/8/7/3r w move - 0-0 42 0 3"
 
@@ -63,13 +54,7 @@ def main() -> None:
     config = AppConfig(white="human", black="alphabeta", analyst="mcts:sims=1500")
     server = YinshServer("127.0.0.1", 0, config).start()
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            tempfile.mkdtemp(),
-            executable_path="/usr/bin/chromium",
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1040, "height": 700},
-        )
+        context = launch(p, tempfile.mkdtemp(), width=1040, height=700)
         page = context.new_page()
         page.goto(server.url)
         page.wait_for_selector("#layer-hits .hit")
