@@ -80,7 +80,7 @@ def test_export_writes_a_slim_checkpoint_that_net_agents_load(
 
 
 def test_export_of_a_missing_checkpoint_fails_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(CheckpointError, match="nothing.pt"):
+    with pytest.raises(CheckpointError, match=r"nothing\.pt"):
         pretrained.export(tmp_path / "nothing.pt", tmp_path / "out.pt", {})
     assert not (tmp_path / "out.pt").exists()
     assert pretrained.main(["export", str(tmp_path / "nothing.pt"), "--out", "x.pt"]) == 2
@@ -108,5 +108,29 @@ def test_train_hours_sums_selfplay_and_learning_and_survives_a_cut_line(tmp_path
     (tmp_path / "metrics.jsonl").write_text(text)
     assert train_hours(tmp_path) == {0: 0.0, 1: 1.0, 2: 2.0}
     (tmp_path / "metrics.jsonl").write_text("[1, 2]\n")
-    with pytest.raises(ValueError, match="metrics.jsonl:1"):
+    with pytest.raises(ValueError, match=r"metrics\.jsonl:1"):
         train_hours(tmp_path)
+
+
+def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    from train.checkpoint import load_model
+    from train.inference import NetworkEvaluator
+    from train.onnx_inference import OnnxEvaluator, make_evaluator
+    from yinsh_env.observation import GRID, N_PLANES
+
+    model, _, _ = load_model(run_dir)
+    planes = torch.rand(7, GRID, GRID, N_PLANES)
+    cpu = torch.device("cpu")
+    with torch.inference_mode():
+        reference = NetworkEvaluator(model, cpu).forward(planes)
+        fast = OnnxEvaluator(model).forward(planes)
+    for a, b in zip(reference, fast):
+        assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
+    assert isinstance(make_evaluator(model, cpu, "auto"), OnnxEvaluator)
+    assert type(make_evaluator(model, cpu, "torch")) is NetworkEvaluator
+
+
+def test_an_unknown_inference_backend_is_refused_naming_it(run_dir: Path) -> None:
+    with pytest.raises(ValueError, match="'tensorrt'"):
+        make_agent(f"net:path={run_dir},backend=tensorrt")

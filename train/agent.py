@@ -22,8 +22,9 @@ from agents.base import Agent
 from yinsh_env.state import State
 
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
-from .inference import NetworkEvaluator, resolve_device
+from .inference import resolve_device
 from .mcts import Leaf, Search, run_searches
+from .onnx_inference import backend_name, make_evaluator
 
 
 class NetAgent(Agent):
@@ -36,6 +37,7 @@ class NetAgent(Agent):
         sims: int = 0,
         device: str = "cpu",
         threads: int = 1,
+        backend: str = "auto",
     ) -> None:
         super().__init__(seed)
         if not path:
@@ -49,7 +51,9 @@ class NetAgent(Agent):
         self.search_config = config.search
         self.sims = sims
         torch.set_num_threads(threads)
-        self.evaluator = NetworkEvaluator(model, resolve_device(device))
+        self.evaluator = make_evaluator(
+            model, resolve_device(device), backend_name(backend), threads=threads
+        )
         self.np_rng = np.random.default_rng(seed)
 
     @property

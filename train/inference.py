@@ -53,19 +53,22 @@ class NetworkEvaluator:
             planes = planes.pin_memory().to(self.device, non_blocking=True)
             index = index.pin_memory().to(self.device, non_blocking=True)
         forward_start = time.perf_counter()
-        with (
-            torch.inference_mode(),
-            torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp),
-        ):
-            out = self.model(planes)
-            legal_logits = out.policy.flatten()[index].float().cpu().numpy()
-            values = out.value.float().cpu().numpy()
+        with torch.inference_mode():
+            policy, value = self.forward(planes)
+            legal_logits = policy.flatten()[index].float().cpu().numpy()
+            values = value.float().cpu().numpy()
         end = time.perf_counter()
         self.forward_seconds += end - forward_start
         self.seconds += end - start
         self.positions += len(leaves)
         self.batches += 1
         return np.split(legal_logits, np.cumsum(lengths)[:-1]), values
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Policy logits (B, 2142) and values (B,) of a batch of planes."""
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
+            out = self.model(planes)
+        return out.policy, out.value
 
     def reset_timers(self) -> None:
         self.seconds = self.forward_seconds = 0.0

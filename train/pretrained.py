@@ -53,8 +53,10 @@ class PretrainedAgent(NetAgent):
         sims: int = DEFAULT_SIMS,
         device: str = "cpu",
         threads: int = 1,
+        backend: str = "auto",
     ) -> None:
-        super().__init__(seed, path=str(weights_path()), sims=sims, device=device, threads=threads)
+        path = str(weights_path())
+        super().__init__(seed, path, sims, device, threads, backend)
 
 
 def metadata(path: str | Path | None = None) -> dict[str, Any]:
