@@ -216,6 +216,12 @@ class Search:
 
 def run_searches(searches: Sequence[Search], evaluate: BatchEvaluator) -> None:
     """Run every search to completion, evaluating their leaves together each round."""
+    if len(searches) == 1:  # one search (an agent's move): no batch bookkeeping
+        search = searches[0]
+        while (leaf := search.next_leaf()) is not None:
+            logits, values = evaluate([leaf])
+            search.expand(logits[0], float(values[0]))
+        return
     active = list(searches)
     while active:
         leaves: list[Leaf] = []

@@ -29,6 +29,7 @@ from .tree import Leaf
 
 #: Evaluation units per logit when a cut-off rollout is scored.
 _EVAL_SCALE = RING_VALUE
+_NO_LOGITS = np.zeros(0)
 
 
 def eval_odds(state: State) -> float:
@@ -49,18 +50,16 @@ class RolloutEvaluator:
 
     def leaf(self, state: State, root: bool = False) -> Leaf:
         """The leaf of ``state``: its actions in random expansion order and a copy to roll out."""
-        actions = list(state.legal_actions())
+        own = None if root else state.copy()  # legal actions then cached for its rollout
+        actions = list((state if own is None else own).legal_actions())
         self.rng.shuffle(actions)
         actions.reverse()  # the order the baseline always expanded in (popping the shuffle)
         return Leaf(
-            np.asarray(actions, dtype=np.int64),
-            state.to_act,
-            state=None if root else state.copy(),
-            root=root,
+            np.asarray(actions, dtype=np.int64), state.to_act, state=own, root=root, uniform=True
         )
 
     def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
-        logits = [np.zeros(len(leaf.actions)) for leaf in leaves]
+        logits = [_NO_LOGITS] * len(leaves)  # uniform leaves: the prior is not read
         values = np.zeros(len(leaves))
         for k, leaf in enumerate(leaves):
             if leaf.state is None:

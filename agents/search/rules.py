@@ -167,10 +167,9 @@ class UCT(Rules):
 
     def select(self, node: Node, visits_here: float) -> int:
         visits = node.visits
-        first = int(visits.argmin())
-        if visits[first] == 0.0:
-            return first  # expand in the node's (shuffled) action order
-        return int(np.argmax(uct_scores(node, self.c, visits_here)))
+        if visits[-1] == 0.0:  # children are expanded in the node's (shuffled) order
+            return int(visits.argmin())
+        return int(uct_scores(node, self.c, visits_here).argmax())
 
     def choose(
         self, root: Node, plan: RootPlan, temperature: float, rng: np.random.Generator

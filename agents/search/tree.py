@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -65,11 +66,23 @@ class Node:
         value: float,
         proven: int = UNPROVEN,
     ) -> None:
+        self._fill(player, actions, logits, np.exp(logits), value, proven)
+
+    def _fill(
+        self,
+        player: int,
+        actions: np.ndarray,
+        logits: np.ndarray,
+        prior: np.ndarray,
+        value: float,
+        proven: int = UNPROVEN,
+    ) -> None:
         self.player = player
         self.actions = actions
-        #: Log-probabilities of the prior policy over ``actions``.
+        #: Log-probabilities of the prior policy over ``actions``, and the
+        #: probabilities (never modified in place: they may be shared).
         self.logits = logits
-        self.prior = np.exp(logits)
+        self.prior = prior
         #: The evaluator's (or the final) value of this position for ``player``.
         self.value = value
         self.terminal = len(actions) == 0
@@ -83,7 +96,15 @@ class Node:
 
     @classmethod
     def evaluated(cls, leaf: Leaf, logits: np.ndarray, value: float) -> Node:
-        """A node for a leaf from an evaluator's raw logits over its actions."""
+        """A node for a leaf from an evaluator's raw logits over its actions.
+
+        A leaf marked ``uniform`` (an evaluator without a policy) gets the
+        uniform prior, shared between nodes of the same width.
+        """
+        if leaf.uniform:
+            node = cls.__new__(cls)
+            node._fill(leaf.player, leaf.actions, *uniform_prior(len(leaf.actions)), value)
+            return node
         return cls(leaf.player, leaf.actions, log_softmax(logits), value)
 
     @classmethod
@@ -154,12 +175,23 @@ class Leaf:
     planes: np.ndarray | None = None
     state: State | None = None
     root: bool = False
+    #: The evaluator has no policy: the node takes the uniform prior (its logits are ignored).
+    uniform: bool = False
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     z = np.asarray(logits, dtype=np.float64)
     z = z - z.max()
     return z - math.log(float(np.exp(z).sum()))
+
+
+@lru_cache(maxsize=512)
+def uniform_prior(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The log-probabilities and probabilities of the uniform prior over ``n`` actions."""
+    logits = np.full(n, -math.log(n)) if n else np.zeros(0)
+    prior = np.exp(logits)
+    logits.flags.writeable = prior.flags.writeable = False
+    return logits, prior
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
