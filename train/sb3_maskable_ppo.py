@@ -62,7 +62,12 @@ def build_model(
     verbose: int = 0,
 ) -> Any:
     """A MaskablePPO model with a small MLP over the flattened observation."""
-    from sb3_contrib import MaskablePPO
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError:  # pragma: no cover - depends on the installed extras
+        raise ImportError(
+            "the MaskablePPO example needs sb3-contrib: pip install 'yinsh[sb3]'"
+        ) from None
 
     return MaskablePPO(
         "MultiInputPolicy",
