@@ -190,7 +190,8 @@ def test_loading_a_record_then_downloading_it(page: Any) -> None:
 def test_analysis_overlay_and_flip(page: Any) -> None:
     load(page, ROW_WIN)
     page.check("#overlay")
-    page.wait_for_selector("#layer-overlay .analysis")
+    # Attached, not "visible": a vertical arrow's box has no width.
+    page.wait_for_selector("#layer-overlay .analysis", state="attached")
     assert "value for White" in page.inner_text("#analysis-out")
     box = page.locator('#layer-hits [data-point="A2"]').bounding_box()
     page.click("#flip")
