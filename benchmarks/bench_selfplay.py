@@ -29,8 +29,9 @@ import time
 import torch
 
 from train.config import load_config
-from train.inference import NetworkEvaluator, resolve_device
+from train.inference import resolve_device
 from train.network import PolicyValueNet, count_parameters
+from train.onnx_inference import make_evaluator
 from train.selfplay import play_games
 from train.trainer import game_seed
 
@@ -41,7 +42,7 @@ def bench(config_path: str, games: int, threads: int, overrides: list[str]) -> N
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network)
     device = resolve_device(config.device)
-    evaluator = NetworkEvaluator(model, device, amp=config.amp)
+    evaluator = make_evaluator(model, device, config.inference, amp=config.amp)
     seeds = [game_seed(config.seed, 0, g) for g in range(games)]
     start = time.perf_counter()
     result = play_games(evaluator, seeds, config.search, config.selfplay)
@@ -53,7 +54,8 @@ def bench(config_path: str, games: int, threads: int, overrides: list[str]) -> N
         f"({count_parameters(model):,} parameters), {config.search.algorithm} "
         f"{config.search.simulations}/{config.selfplay.fast_simulations} simulations "
         f"(full search p={config.selfplay.full_search_prob}), "
-        f"{config.selfplay.games_in_flight} games in flight, device {device}, {threads} thread(s)"
+        f"{config.selfplay.games_in_flight} games in flight, device {device}, {threads} thread(s), "
+        f"inference {type(evaluator).__name__}"
     )
     print(f"  {games} games, {moves} moves in {seconds:.1f} s")
     print(f"  moves/s              {moves / seconds:10.1f}")

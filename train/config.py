@@ -276,6 +276,10 @@ class Config:
     threads: PositiveInt = 1
     #: bfloat16 autocast for network evaluation and training (GPU runs).
     amp: Bool = False
+    #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, 1.6-2x the
+    #: positions/s of PyTorch on the CPU; ``pip install 'yinsh[onnx]'``),
+    #: ``torch``, or ``auto`` (ONNX Runtime on the CPU where installed).
+    inference: Literal["auto", "torch", "onnx"] = "auto"
     #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or
     #: ``ray`` (Ray actors, configured in the ``ray`` section).
     backend: Literal["inprocess", "process", "ray"] = "inprocess"

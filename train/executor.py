@@ -15,8 +15,8 @@ from typing import Protocol
 import torch
 
 from .config import Config
-from .inference import NetworkEvaluator
 from .network import PolicyValueNet
+from .onnx_inference import make_evaluator
 from .selfplay import SelfPlayResult, play_games
 
 __all__ = ["SelfPlayExecutor", "Weights", "play_with_weights"]
@@ -42,7 +42,7 @@ def play_with_weights(
 ) -> SelfPlayResult:
     """Load ``weights`` into ``model`` and play one game per seed, leaves batched."""
     model.load_state_dict(weights)
-    evaluator = NetworkEvaluator(model, device, amp=config.amp)
+    evaluator = make_evaluator(model, device, config.inference, amp=config.amp)
     result = play_games(evaluator, seeds, config.search, config.selfplay, first_index)
     result.network_seconds = evaluator.seconds
     result.network_positions = evaluator.positions

@@ -54,7 +54,7 @@ def export_onnx(model: PolicyValueNet) -> bytes:
         torch.onnx.export(
             wrapper,
             (example,),
-            buffer,
+            buffer,  # type: ignore[arg-type]  # file-like objects work (torch's docs)
             input_names=["planes"],
             output_names=["policy", "value"],
             dynamic_axes={"planes": {0: "batch"}, "policy": {0: "batch"}, "value": {0: "batch"}},
