@@ -219,3 +219,15 @@ def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(
     wait_for(page, "v.error === null && v.human_to_act && v.players.black === 'human'")
     click(page, "F6")
     wait_for(page, "v.live_ply === 2")
+
+
+def test_a_networks_priors_visits_and_value_on_the_board(page: Any, tiny_run_dir: Path) -> None:
+    load(page, ROW_WIN)
+    page.fill("#analyst", f"net:path={tiny_run_dir},sims=8")
+    page.check("#overlay")
+    wait_for(page, "window.yinsh.game.analysis && window.yinsh.game.analysis.status === 'done'")
+    labels = page.locator("#layer-overlay text.analysis").all_text_contents()
+    assert len(labels) == 5 and all(label.rstrip().endswith("%") for label in labels)
+    table = page.inner_text("#analysis-out table")
+    assert table.count("%") >= 8  # a prior for every listed move
+    assert "value for White" in page.inner_text("#analysis-out")
