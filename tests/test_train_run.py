@@ -139,3 +139,40 @@ def test_corrupt_checkpoint_gives_a_clear_error_and_stays_as_it_was(
         resolve_checkpoint(tmp_path / "missing.pt")
     with pytest.raises(CheckpointError, match="holds no checkpoint"):
         resolve_checkpoint(tmp_path)
+
+
+@pytest.mark.slow
+def test_two_seeded_runs_side_by_side_give_identical_metrics(tmp_path: Path) -> None:
+    """Two 3-iteration runs at once, in separate processes (worker pools, one evaluation):
+    every metric but timings is equal, and so are the final weights."""
+    import subprocess
+    import sys
+
+    config_file = tmp_path / "tiny.yaml"
+    config_file.write_text(TINY)
+    overrides = ["iterations=3", "backend=process", "workers=2", "eval.every=3"]
+    runs = [tmp_path / "a", tmp_path / "b"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "train.cli", "--config", str(config_file), "--run-dir",
+             str(run), "--no-progress", *overrides],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        for run in runs
+    ]  # fmt: skip
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+
+    def timeless(run: Path) -> list[dict[str, float]]:
+        timed = ("time/", "_per_s", "selfplay/seconds", "selfplay/network_share")
+        return [
+            {k: v for k, v in record.items() if not any(t in k for t in timed)}
+            for record in metrics(run)
+        ]
+
+    first, second = timeless(runs[0]), timeless(runs[1])
+    assert len(first) == 4 and "eval/elo" in first[-1]
+    assert first == second
+    weights = [read_file(checkpoint_path(run, 3))["model"] for run in runs]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
