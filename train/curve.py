@@ -155,11 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--out", type=Path, help="also draw the curve to this image file")
     parser.add_argument("--json", type=Path, help="also write the curve as JSON")
+    parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
         curve = strength_curve(args.run_dir)
         if args.out is not None:
-            plot_curve(curve, args.out, str(args.run_dir))
+            plot_curve(curve, args.out, args.title or str(args.run_dir))
     except (FileNotFoundError, ImportError, ValueError) as exc:
         print(f"train.curve: {exc}", file=sys.stderr)
         return 2
