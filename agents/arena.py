@@ -484,7 +484,7 @@ def run_arena(
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
     if games < 1 or workers < 1:
         raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
-    if move_time_limit is not None and move_time_limit <= 0:
+    if move_time_limit is not None and not 0 < move_time_limit < math.inf:
         raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
     names = _unique_names(specs)
     built = validate_specs(specs)

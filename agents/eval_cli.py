@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
+from .protocol import positive_seconds
 from .spec import available_agents
 
 
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--move-time-limit",
-        type=float,
+        type=positive_seconds,
         metavar="SECONDS",
         help="forfeit an agent that thinks longer than this on one decision",
     )

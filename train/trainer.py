@@ -76,6 +76,27 @@ class RunState:
     history: dict[str, Any]
 
 
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``metrics.jsonl``, in order.
+
+    A last line that does not parse was cut by a crash mid-write and is
+    dropped; a bad line anywhere else raises :class:`RunError` naming it.
+    """
+    lines = [(n, line) for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    records = []
+    for k, (number, line) in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            if k == len(lines) - 1:
+                break
+            raise RunError(f"{path}: line {number} is not a JSON record: {line[:80]!r}") from None
+        if not isinstance(record, dict):
+            raise RunError(f"{path}: line {number} is not a JSON object: {line[:80]!r}")
+        records.append(record)
+    return records
+
+
 class MetricsLog:
     """Metrics to ``metrics.jsonl`` and TensorBoard, one record per iteration."""
 
@@ -84,12 +105,12 @@ class MetricsLog:
         if resume_after is not None and self.path.exists():
             # Drop records of iterations the resumed run will redo.
             kept = [
-                line
-                for line in self.path.read_text().splitlines()
-                if line.strip() and json.loads(line).get("iteration", 0) <= resume_after
+                record
+                for record in read_metrics(self.path)
+                if record.get("iteration", 0) <= resume_after
             ]
             tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(line + "\n" for line in kept))
+            tmp.write_text("".join(json.dumps(record) + "\n" for record in kept))
             os.replace(tmp, self.path)
         elif resume_after is None:
             self.path.write_text("")

@@ -71,6 +71,9 @@ from .actions import action_to_str, str_to_action
 from .errors import IllegalActionError, NotationError, RecordError
 from .state import DEFAULT_RINGS_TO_WIN, RINGS_PER_PLAYER, State
 
+#: A UTF-8 byte order mark, as some editors write it: ignored at the start of a record.
+BOM: Final = "\ufeff"
+
 RESULTS: Final = ("W", "B", "draw", "*")
 #: Ways a game ends by the rules (the replayed position shows them).
 RULE_TERMINATIONS: Final = ("rings", "pool", "passes")
@@ -359,7 +362,7 @@ def read_record(text: str) -> GameRecord:
     headers: dict[str, tuple[str, int]] = {}
     tags: dict[str, str] = {}
     plies: list[tuple[str, str | None, int]] = []  # (action, side, line number)
-    lines = text.splitlines()
+    lines = text.removeprefix(BOM).splitlines()
     in_moves = False
     for number, raw in enumerate(lines, 1):
         line = raw.strip()

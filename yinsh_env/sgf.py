@@ -76,7 +76,14 @@ from .actions import (
 )
 from .errors import NotationError, RecordError
 from .geometry import NAME_TO_POINT, POINT_NAMES
-from .records import RULE_TERMINATIONS, TERMINATIONS, GameRecord, outcome_problem, push_ply
+from .records import (
+    BOM,
+    RULE_TERMINATIONS,
+    TERMINATIONS,
+    GameRecord,
+    outcome_problem,
+    push_ply,
+)
 from .state import BLACK, DEFAULT_RINGS_TO_WIN, MOVE, PLACE, RING, ROW, WHITE, State
 
 _VARIANTS: Final = {"yinsh": 3, "yinsh-blitz": 1}
@@ -468,6 +475,7 @@ def read_sgf(text: str) -> GameRecord:
     malformed file, an unknown or illegal command, a command given by the side
     that is not to act, or a result (``RE``) that contradicts the game.
     """
+    text = text.removeprefix(BOM)
     src = _Text(text)
     nodes = _parse_nodes(text, src)
     root: dict[str, _Prop] = {}
