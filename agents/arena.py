@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env import State, action_to_str
+from yinsh_env import Result, State, Termination, action_to_str
 from yinsh_env.records import GameRecord, save_record
 
 from . import spec as spec_module
@@ -373,8 +373,8 @@ def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) ->
         rings_to_win=rings_to_win,
         white=agents[task.white],
         black=agents[task.black],
-        result=result.result,
-        termination=result.termination,
+        result=Result(result.result),
+        termination=Termination(result.termination),
         actions=[action_to_str(a) for a in result.actions],
         tags=tags,
     )

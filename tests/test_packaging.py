@@ -1,4 +1,5 @@
-"""Packaging: named configs resolve installed or not, the wheel carries them, extras match use."""
+"""Packaging: named configs resolve installed or not, the wheel carries them (and the web
+app's page), extras match use."""
 
 from __future__ import annotations
 
@@ -62,6 +63,10 @@ def test_the_wheel_carries_configs_identical_to_the_source(tmp_path: Path) -> No
             if name.startswith("train/configs/")
         }
     assert shipped == {p.name: p.read_bytes() for p in CONFIGS.glob("*.yaml")}
+    with zipfile.ZipFile(wheel) as archive:  # the web app's page ships with it
+        pages = {n for n in archive.namelist() if n.startswith("agents/web/static/")}
+    static = ROOT / "agents" / "web" / "static"
+    assert pages == {f"agents/web/static/{p.name}" for p in static.iterdir()}
 
 
 # --- extras: the dev extra covers every third-party import of tests and notebooks ----
