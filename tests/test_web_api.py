@@ -585,3 +585,23 @@ def test_yinsh_play_web_refuses_a_bad_opponent(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as exit_info:
         main(["--web", "--no-open", "--opponent", "nosuch"])
     assert exit_info.value.code == 2 and "nosuch" in capsys.readouterr().err
+
+
+def test_the_notebook_view_draws_the_board_and_the_numbers() -> None:
+    from agents.web.notebook import analysis_view
+
+    view = analysis_view(State.from_text(TWO_ROWS), "mcts:sims=40")
+    html = view._repr_html_()
+    assert html.count("<svg") == 1 and 'class="highlight"' in html
+    assert "value for White" in html and html.count("<tr>") == 1 + len(view.analysis.moves)
+
+
+def test_the_notebook_app_serves_the_page() -> None:
+    import urllib.request
+
+    from agents.web.notebook import play_inline
+
+    frame = play_inline(opponent="greedy", human="black")
+    with urllib.request.urlopen(frame.src + "api/info", timeout=10) as response:
+        defaults = json.loads(response.read())["defaults"]
+    assert (defaults["white"], defaults["black"]) == ("greedy", "human")

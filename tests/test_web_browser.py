@@ -8,36 +8,22 @@ browser download is never used.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents.web import AppConfig, YinshServer
+from agents.web.browser import find_chromium, launch
 from yinsh_env import GameRecord, State, write_record
 
-CHROMIUM = next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
-    None,
-)
+CHROMIUM = find_chromium()
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason='the browser tests need playwright: pip install -e ".[web]"'
 )
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium at /usr/bin/chromium: apt-get install chromium"
 )
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 #: R E5 A2 B1, r J10, M C6 D6 F6 G6 C7 D7 F7 G7, m E6 E7; White has removed two rings.
 #: White's E5-E8 makes two rows, whatever Black's ring on J10 does first.
@@ -60,13 +46,7 @@ def server() -> Iterator[YinshServer]:
 @pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1100, "height": 800},
-        )
+        context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
         context.set_default_timeout(15_000)
         yield context
         context.close()
@@ -190,7 +170,7 @@ def test_loading_a_record_then_downloading_it(page: Any) -> None:
 def test_analysis_overlay_and_flip(page: Any) -> None:
     load(page, ROW_WIN)
     page.check("#overlay")
-    page.wait_for_selector("#layer-overlay .analysis")
+    page.wait_for_selector("#layer-overlay .analysis", state="attached")
     assert "value for White" in page.inner_text("#analysis-out")
     box = page.locator('#layer-hits [data-point="A2"]').bounding_box()
     page.click("#flip")

@@ -517,17 +517,22 @@ def _kind(action: int) -> str:
     return "ring" if action < PASS_ACTION else "pass"
 
 
-def _action_point_names(action: int) -> list[str]:
+def action_points(action: int) -> list[int]:
+    """The points an action names: a placement's point, a move's two ends, a row's five."""
     kind = _kind(action)
     if kind == "place":
-        return [POINT_NAMES[action]]
+        return [action]
     if kind == "move":
-        return [POINT_NAMES[p] for p in MOVE_PAIRS[action - MOVE_OFFSET]]
+        return list(MOVE_PAIRS[action - MOVE_OFFSET])
     if kind == "row":
-        return [POINT_NAMES[p] for p in SEGMENTS[action - ROW_OFFSET]]
+        return list(SEGMENTS[action - ROW_OFFSET])
     if kind == "ring":
-        return [POINT_NAMES[action - RING_OFFSET]]
+        return [action - RING_OFFSET]
     return []
+
+
+def _action_point_names(action: int) -> list[str]:
+    return [POINT_NAMES[p] for p in action_points(action)]
 
 
 def _position_json(state: State) -> dict[str, Any]:

@@ -9,6 +9,9 @@ const COLORS = {
   legal: "#2f7fd1", select: "#2f9e57", last: "#d9472b", row: "#f0a818", hint: "#7b3fc4",
 };
 
+// Candidate moves drawn on the board (the panel lists all the analysis gives).
+const OVERLAY_MOVES = 5;
+
 const app = {
   info: null, geo: null, game: null, id: null,
   viewPly: null,        // null: the live position; else a ply of the move list
@@ -264,8 +267,10 @@ function drawOverlay() {
   const overlay = $("overlay").checked;
   if (!overlay && app.hintPly !== ply) return;
   const u = app.geo.unit;
-  const moves = overlay && a.moves.length ? a.moves : [{ action: a.best, prior: null, visits: null }];
-  const total = moves.reduce((s, m) => s + (m.visits || 0), 0);
+  const moves = overlay && a.moves.length
+    ? a.moves.slice(0, OVERLAY_MOVES)
+    : [{ action: a.best, prior: null, visits: null }];
+  const total = a.moves.reduce((s, m) => s + (m.visits || 0), 0);
   moves.forEach((m, i) => {
     const share = total ? (m.visits || 0) / total : (m.prior !== null ? m.prior : 1);
     const width = (0.05 + 0.18 * Math.sqrt(share)) * u;
@@ -296,10 +301,10 @@ function drawOverlay() {
 }
 
 function labelOf(m, total) {
-  const parts = [];
-  if (m.prior !== null && m.prior !== undefined) parts.push(`${Math.round(100 * m.prior)}%`);
-  if (m.visits !== null && m.visits !== undefined && total) parts.push(`${m.visits}v`);
-  return parts.join(" ");
+  // Visits as a share of the listed moves' visits when searched, else the prior.
+  if (m.visits !== null && m.visits !== undefined && total) return `${Math.round(100 * m.visits / total)}%`;
+  if (m.prior !== null && m.prior !== undefined) return `p ${Math.round(100 * m.prior)}%`;
+  return "";
 }
 
 function pct(x) { return x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`; }
@@ -378,7 +383,7 @@ function drawPanel() {
   game.moves.forEach((m, i) => {
     const li = document.createElement("li");
     const a = document.createElement("a");
-    a.textContent = `${m.side} ${m.action}`;
+    a.textContent = `${i + 1}.${m.side} ${m.action}`;
     a.dataset.ply = i + 1;
     if (i + 1 === current) a.className = "current";
     a.onclick = () => showPly(i + 1);
