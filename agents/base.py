@@ -38,6 +38,9 @@ class Agent:
 
     #: The spec string that built the agent (set by :func:`agents.make_agent`).
     spec: str = ""
+    #: The variant (rings to win) the agent was made for; None plays any.  A
+    #: match refuses to pair an agent with a game of another variant.
+    rings_to_win: int | None = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)

@@ -48,6 +48,8 @@ class NetAgent(Agent):
         self.checkpoint = resolve_checkpoint(path)
         model, config, _ = load_model(self.checkpoint)
         self.search_config = config.search
+        #: The variant it was trained for: the arena refuses to pair it with another.
+        self.rings_to_win = config.selfplay.rings_to_win
         self.sims = sims
         torch.set_num_threads(threads)
         self.evaluator = NetworkEvaluator(model, resolve_device(device))

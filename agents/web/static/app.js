@@ -544,11 +544,14 @@ function wire() {
   };
   $("new-game").onsubmit = (event) => {
     event.preventDefault();
-    attempt(() => newGame({
-      white: $("new-white").value.trim() || "human",
-      black: $("new-black").value.trim() || "human",
-      rings_to_win: Number($("new-rings").value),
-    }));
+    attempt(async () => {
+      await newGame({
+        white: $("new-white").value.trim() || "human",
+        black: $("new-black").value.trim() || "human",
+        rings_to_win: Number($("new-rings").value),
+      });
+      $("new-game").hidden = true;
+    });
   };
   $("live").onclick = () => showPly(app.game.live_ply);
   $("overlay").onchange = () => { maybeAnalyse(); draw(); };
