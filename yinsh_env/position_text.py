@@ -16,7 +16,10 @@ rows and resolution order consistent with the phase, an ended game with a
 reason to end).  What is not checked, so that small study positions can be
 set up: that all five rings of a side are on the board or removed, and that
 the pool holds every marker not on the board; nor whether the markers'
-colours and places are reachable by a sequence of moves.
+colours and places are reachable by a sequence of moves.  A set-up with
+fewer rings on the board than a side still needs to win (``rings_to_win``
+minus removed) can reach a ring removal with no ring left, where no action
+is legal: give each side at least that many.
 """
 
 from __future__ import annotations
