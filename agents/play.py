@@ -41,8 +41,9 @@ from .spec import AgentSpecError, available_agents, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
 BLACK_SEED_XOR = 0x5EED
-#: Whom a person plays when no ``--opponent`` is given.
-DEFAULT_OPPONENT = "alphabeta"
+#: Whom a person plays when no ``--opponent`` is given: the shipped network once
+#: the project ships one, else the strongest baseline.
+DEFAULT_OPPONENT = "pretrained" if "pretrained" in available_agents() else "alphabeta"
 
 
 def build_parser() -> argparse.ArgumentParser:
