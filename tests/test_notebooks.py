@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,11 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Notebooks read YINSH_NOTEBOOK_SMOKE to pick tiny settings; the kernel inherits it.
     monkeypatch.setenv("YINSH_NOTEBOOK_SMOKE", "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    # The kernel runs in notebooks/: make it import this checkout, whatever is installed.
+    root = str(NOTEBOOKS_DIR.parent)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,

@@ -125,7 +125,12 @@ def format_curve(curve: StrengthCurve) -> str:
     return "\n".join(lines)
 
 
-def plot_curve(curve: StrengthCurve, out: str | Path, title: str = "") -> None:
+def plot_curve(
+    curve: StrengthCurve,
+    out: str | Path,
+    title: str = "",
+    xlabel: str = "training time, hours (self-play + learning)",
+) -> None:
     """Elo against training hours, with each anchor as a horizontal line."""
     try:
         import matplotlib
@@ -142,7 +147,7 @@ def plot_curve(curve: StrengthCurve, out: str | Path, title: str = "") -> None:
     )
     for k, (name, level) in enumerate(curve.anchors.items()):
         ax.axhline(level, ls="--", lw=1, color=f"C{k + 1}", label=f"{name} ({level:.0f})")
-    ax.set(xlabel="training time, hours (self-play + learning)", ylabel="Elo (random = 0)")
+    ax.set(xlabel=xlabel, ylabel="Elo (random = 0)")
     ax.set_title(title or "strength against training time")
     ax.legend(fontsize=8)
     fig.tight_layout()
