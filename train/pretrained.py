@@ -33,9 +33,9 @@ from .agent import NetAgent
 from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
 
 WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
-#: Simulations per decision of ``pretrained``: about 0.2 s on the 2-core machine
+#: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
-DEFAULT_SIMS = 800
+DEFAULT_SIMS = 400
 
 
 def weights_path() -> Path:
