@@ -245,7 +245,10 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
     fake_engine: str, tmp_path: Path, mode: str, reason: str
 ) -> None:
     pids = tmp_path / "pids"
-    engine = make_agent(f"engine:cmd={fake_engine} {mode} 8 {pids},timeout=0.5", seed=0)
+    # Only a stall waits for the timeout: the others fail at once, so a generous
+    # timeout keeps a busy machine from turning a crash into a time-out.
+    timeout = 0.5 if mode == "stall" else 20
+    engine = make_agent(f"engine:cmd={fake_engine} {mode} 8 {pids},timeout={timeout}", seed=0)
     rival = make_agent("random", seed=0)
     state = State()
     with pytest.raises(AgentFailure) as failure:
@@ -280,7 +283,8 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
 )  # fmt: skip
 def test_broken_engines_fail_with_a_reason(tmp_path: Path, body: str, reason: str) -> None:
     cmd = write_script(tmp_path, "broken.py", body)
-    engine = make_agent(f"engine:cmd={cmd},timeout=0.5,startup=0.5")
+    wait = 0.5 if "sleep" in body else 20  # only the sleeper runs into the time-out
+    engine = make_agent(f"engine:cmd={cmd},timeout={wait},startup={wait}")
     with pytest.raises(AgentFailure) as failure:
         engine.act(State())
     assert failure.value.reason.startswith(reason), failure.value.reason
@@ -328,7 +332,7 @@ def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() ->
 def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
     fake_engine: str, tmp_path: Path
 ) -> None:
-    crashing = f"engine:cmd={fake_engine} crash 8,timeout=0.5"
+    crashing = f"engine:cmd={fake_engine} crash 8,timeout=20"  # fails at once, busy or not
     stalling = f"engine:cmd={fake_engine} stall 6,timeout=0.5"
     result = run_arena(
         [crashing, stalling, "random"],
