@@ -35,7 +35,7 @@ from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file
 WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
-DEFAULT_SIMS = 400
+DEFAULT_SIMS = 360
 
 
 def weights_path() -> Path:
