@@ -31,6 +31,11 @@ def board_field(pieces: dict[str, str]) -> str:
     return "/".join(re.sub(r"\.+", lambda run: str(len(run.group())), col) for col in columns)
 
 
+def pieces(R: str = "", r: str = "", M: str = "", m: str = "") -> dict[str, str]:
+    """A piece map from space-separated point lists: white/black rings, white/black markers."""
+    return {name: char for char, names in zip("RrMm", (R, r, M, m)) for name in names.split()}
+
+
 def position_text(pieces: dict[str, str], rest: str) -> str:
     """Position text with ``pieces`` on the board and ``rest`` the other seven fields."""
     return f"{board_field(pieces)} {rest}"
