@@ -31,6 +31,8 @@ _REGISTRY: dict[str, Factory | str] = {
     "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
     "net": "train.agent:NetAgent",
+    "sb3": "train.sb3_agent:SB3Agent",
+    "rllib": "train.rllib_agent:RLlibAgent",
     "openspiel_mcts": "agents.openspiel_mcts:OpenSpielMCTSAgent",
 }
 
