@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env import State, action_to_str
+from yinsh_env import Result, State, Termination, action_to_str
 from yinsh_env.records import GameRecord, save_record
 
 from . import spec as spec_module
@@ -373,8 +373,8 @@ def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) ->
         rings_to_win=rings_to_win,
         white=agents[task.white],
         black=agents[task.black],
-        result=result.result,
-        termination=result.termination,
+        result=Result(result.result),
+        termination=Termination(result.termination),
         actions=[action_to_str(a) for a in result.actions],
         tags=tags,
     )
@@ -388,7 +388,7 @@ _WORKER: dict[str, Any] = {}
 def _registry_snapshot() -> dict[str, Any]:
     """Registry entries that can travel to a worker process (runtime registrations too)."""
     snapshot = {}
-    for name, factory in spec_module._REGISTRY.items():
+    for name, factory in spec_module.registered_agents().items():
         try:
             pickle.dumps(factory)
         except Exception:
@@ -401,7 +401,7 @@ def _init_worker(
     specs: list[str], registry: dict[str, Any], rings_to_win: int, limit: float | None
 ) -> None:
     for name, factory in registry.items():
-        spec_module._REGISTRY.setdefault(name, factory)
+        spec_module.register_agent(name, factory, replace=False)
     # Build the agents lazily: a worker only needs the ones its games use.
     _WORKER.update(specs=specs, agents={}, rings_to_win=rings_to_win, limit=limit)
 

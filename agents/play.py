@@ -1,10 +1,12 @@
-"""``yinsh-play``: watch one game between two agents in the terminal.
+"""``yinsh-play``: watch two agents, play one yourself in the terminal, or in the browser.
 
 ::
 
     yinsh-play                                  # random vs random
     yinsh-play greedy alphabeta:depth=2 --seed 7 --every 10
     yinsh-play mcts:sims=200 random --record game.yinsh --svg final.svg --quiet
+    yinsh-play --human white --opponent alphabeta       # you play White in the terminal
+    yinsh-play --web --opponent mcts:sims=400           # the web app (agents.web)
 
 The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
@@ -39,6 +41,8 @@ from .spec import AgentSpecError, available_agents, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
 BLACK_SEED_XOR = 0x5EED
+#: Whom a person plays when no ``--opponent`` is given.
+DEFAULT_OPPONENT = "alphabeta"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +85,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quiet", action="store_true", help="print only the result line (files are still written)"
     )
+    people = parser.add_argument_group("playing it yourself")
+    people.add_argument(
+        "--human",
+        choices=("white", "black", "both"),
+        help="play in the terminal: your colour (both: two people)",
+    )
+    people.add_argument(
+        "--opponent",
+        metavar="SPEC",
+        default=None,
+        help=f"the agent you play (default {DEFAULT_OPPONENT})",
+    )
+    people.add_argument("--web", action="store_true", help="serve the web app and open it")
+    people.add_argument(
+        "--host", default="127.0.0.1", help="web: address to bind (default 127.0.0.1)"
+    )
+    people.add_argument(
+        "--port", type=int, default=8000, help="web: port (default 8000; 0 = any free)"
+    )
+    people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
     return parser
 
 
@@ -106,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.web:
+        return _web(parser, args)
+    if args.human:
+        return _terminal(parser, args, out)
     if not 1 <= args.rings_to_win <= 5:
         parser.error(f"--rings-to-win must be in 1..5, got {args.rings_to_win}")
     if args.every < 0:
@@ -127,6 +155,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for agent in agents:
             agent.close()
+
+
+def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .web.server import AppConfig, serve
+
+    opponent = args.opponent or DEFAULT_OPPONENT
+    try:
+        make_agent(opponent).close()  # a bad spec fails here, not in the page
+    except AgentSpecError as exc:
+        parser.error(str(exc))
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be in 0..65535, got {args.port}")
+    human = args.human or "white"
+    white = "human" if human in ("white", "both") else opponent
+    black = "human" if human in ("black", "both") else opponent
+    analyst = opponent if opponent.startswith(("net", "pretrained")) else "mcts:sims=200"
+    config = AppConfig(white=white, black=black, analyst=analyst)
+    try:
+        return serve(args.host, args.port, config, open_browser=not args.no_open)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return 2  # pragma: no cover - parser.error exits
+
+
+def _terminal(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO) -> int:
+    from .terminal import TerminalGame
+
+    if not 1 <= args.rings_to_win <= 5:
+        parser.error(f"--rings-to-win must be in 1..5, got {args.rings_to_win}")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    humans = {"white": (0,), "black": (1,), "both": (0, 1)}[args.human]
+    spec = args.opponent or DEFAULT_OPPONENT
+    opponent = None
+    if len(humans) < 2:
+        try:
+            opponent = make_agent(spec, seed=seed)
+        except AgentSpecError as exc:
+            parser.error(str(exc))
+    game = TerminalGame(
+        humans,
+        opponent,
+        hint_spec=spec,
+        stdin=sys.stdin,
+        stdout=out,
+        color=_use_color(args.color, out),
+        state=State(rings_to_win=args.rings_to_win),
+    )
+    try:
+        return game.run()
+    except KeyboardInterrupt:
+        print(file=out)
+        return 130
+    finally:
+        game.close()
+        if opponent is not None:
+            opponent.close()
 
 
 @dataclass

@@ -37,9 +37,23 @@ _REGISTRY: dict[str, Factory | str] = {
 }
 
 
-def register_agent(name: str, factory: Factory | str) -> None:
-    """Make ``name`` usable in specs; ``factory`` may be ``"module:attribute"``."""
-    _REGISTRY[name] = factory
+def register_agent(name: str, factory: Factory | str, *, replace: bool = True) -> None:
+    """Make ``name`` usable in specs; ``factory`` may be ``"module:attribute"``.
+
+    ``replace=False`` keeps an entry already registered under ``name``.
+    """
+    if replace or name not in _REGISTRY:
+        _REGISTRY[name] = factory
+
+
+def unregister_agent(name: str) -> None:
+    """Forget ``name`` (a runtime registration); unknown names are ignored."""
+    _REGISTRY.pop(name, None)
+
+
+def registered_agents() -> dict[str, Factory | str]:
+    """A copy of the registry: name -> factory (or ``"module:attribute"`` not yet loaded)."""
+    return dict(_REGISTRY)
 
 
 def available_agents() -> list[str]:

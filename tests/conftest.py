@@ -1,7 +1,10 @@
-"""Shared test settings: where the shared game records and traces live.
+"""Shared test settings: where the game records and traces live.
 
-``YINSH_GAMES_DIR`` and ``YINSH_TRACES_DIR`` override the defaults
-``../shared/games`` and ``../shared/traces`` (relative to the project root).
+Each data set is looked up in order: the directory named by its environment
+variable (``YINSH_GAMES_DIR``, ``YINSH_TRACES_DIR``), the full set in
+``../shared/games`` / ``../shared/traces`` beside the project, else the small
+representative subset shipped in ``tests/data`` (see its README), so a clone
+with nothing beside it runs the whole suite.
 """
 
 from __future__ import annotations
@@ -14,14 +17,24 @@ from typing import Any
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_DATA = PROJECT_ROOT / "tests" / "data"
 
 
-def shared_path(env_var: str, default: str) -> Path:
-    return Path(os.environ.get(env_var, PROJECT_ROOT / default)).resolve()
+def data_path(env_var: str, name: str) -> Path:
+    """``$env_var`` if set, else ``../shared/<name>`` if present, else ``tests/data/<name>``."""
+    if env_var in os.environ:
+        return Path(os.environ[env_var]).resolve()
+    shared = (PROJECT_ROOT / ".." / "shared" / name).resolve()
+    return shared if shared.is_dir() else BUNDLED_DATA / name
 
 
-GAMES_DIR = shared_path("YINSH_GAMES_DIR", "../shared/games")
-TRACES_DIR = shared_path("YINSH_TRACES_DIR", "../shared/traces")
+GAMES_DIR = data_path("YINSH_GAMES_DIR", "games")
+TRACES_DIR = data_path("YINSH_TRACES_DIR", "traces")
+
+
+def is_bundled(path: Path) -> bool:
+    """Whether ``path`` is the subset shipped in ``tests/data`` (not a full set)."""
+    return path.resolve().is_relative_to(BUNDLED_DATA)
 
 
 @pytest.fixture
@@ -33,6 +46,37 @@ def torch_one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+#: The smallest training run that writes a network checkpoint (a few seconds).
+TINY_TRAIN_CONFIG = """\
+seed: 1
+iterations: 1
+backend: inprocess
+network: {blocks: 1, channels: 8, value_hidden: 8}
+search: {simulations: 4, gumbel_considered: 4}
+selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
+replay: {window: 5000, min_positions: 4}
+optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
+eval: {every: 0, games: 2, opponents: [random], simulations: 0}
+"""
+
+
+@pytest.fixture(scope="session")
+def tiny_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run directory holding tiny network checkpoints (for ``net:path=...``)."""
+    import torch
+
+    from train.config import load_config
+    from train.trainer import run
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("tiny-net")
+    (folder / "tiny.yaml").write_text(TINY_TRAIN_CONFIG)
+    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
+    torch.set_num_threads(threads)
+    return folder / "run"
 
 
 @pytest.fixture(scope="session")

@@ -104,11 +104,12 @@ class _Failing(Agent):
         return state.legal_actions()[0]
 
 
-def test_failing_agent_forfeits_with_exit_1(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(spec._REGISTRY, "failing", _Failing)
-    assert main(["failing", "random", "--seed", "1", "--every", "0"]) == 1
+def test_failing_agent_forfeits_with_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    spec.register_agent("failing", _Failing)
+    try:
+        assert main(["failing", "random", "--seed", "1", "--every", "0"]) == 1
+    finally:
+        spec.unregister_agent("failing")
     out = capsys.readouterr().out
     assert "White (failing) forfeits: out of ideas" in out
     record = read_record(record_part(out))

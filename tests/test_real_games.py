@@ -1,7 +1,7 @@
 """Real games (boardspace.net .sgf and a BGA transcription) replay under our rules.
 
-The games live in the shared games directory (fixture ``games_dir``); they are
-read in place, never copied into the project.
+The games live in the games directory (fixture ``games_dir``): the full set
+beside the project, or the subset shipped in ``tests/data/games``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import is_bundled
 
 from yinsh_env import (
     GameRecord,
@@ -30,6 +31,14 @@ KNOWN_GAMES = {
     "Y-DrMih-Dumbot-2026-02-23-1415.sgf": ("W", "rings", 53),
     "Y-phiulbrich-BestBot-2026-03-21-2221.sgf": ("B", "resign", 46),  # phiulbrich (P0) resigns
     "bga_862307561.json": ("B", "rings", 80),  # "Black wins 3-2"
+}
+#: The games shipped in ``tests/data/games`` (a resignation, the old ring-removal
+#: form, a game won on rings, the BGA game).
+BUNDLED_GAMES = {
+    "Y-BestBot-BOkpc-2026-03-13-1856.sgf",
+    "Y-BraveCombo-Dumbot-2026-03-20-0237.sgf",
+    "Y-DrMih-Dumbot-2026-02-23-1415.sgf",
+    "bga_862307561.json",
 }
 _COMMAND = re.compile(r"P([01])\[(\d+) ")
 
@@ -72,7 +81,8 @@ def test_every_real_game_replays_with_its_result(games_dir: Path) -> None:
 
 
 def test_known_games_are_all_present(games_dir: Path) -> None:
-    assert set(KNOWN_GAMES) <= {p.name for p in game_files(games_dir)}
+    expected = BUNDLED_GAMES if is_bundled(games_dir) else set(KNOWN_GAMES)
+    assert expected <= {p.name for p in game_files(games_dir)}
 
 
 def test_real_games_round_trip_through_both_writers(games_dir: Path) -> None:

@@ -464,3 +464,24 @@ def test_malformed_bga_names_the_line(what: str, text: str, line: int, words: st
         read_bga_json(text)
     assert f"line {line}:" in str(info.value)
     assert words in str(info.value)
+
+
+def test_formats_are_registered_by_suffix(tmp_path: Path) -> None:
+    from yinsh_env.records import FORMATS, RecordFormat, format_for, register_format
+
+    assert {".yinsh", ".sgf", ".json"} <= set(FORMATS)
+    assert format_for("a/GAME.SGF").name == "boardspace sgf"
+    assert format_for("game.txt").suffix == ".yinsh"  # unknown suffixes read as our text
+    record = GameRecord.from_state(random_game(3), "a", "b")
+    banner = "; written by a registered format\n"
+    fmt = RecordFormat("banner", ".banner", read_record, lambda r: banner + write_record(r))
+    register_format(fmt)
+    try:
+        save_record(record, tmp_path / "g.banner")
+        assert (tmp_path / "g.banner").read_text().startswith(banner)
+        assert load_record(tmp_path / "g.banner") == record
+    finally:
+        del FORMATS[".banner"]
+    assert format_for("g.banner") is not fmt
+    with pytest.raises(ValueError, match="suffix"):
+        register_format(RecordFormat("bad", "shout", read_record))

@@ -5,37 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from agents import AgentSpecError, make_agent
 from agents.arena import run_arena
 from train.checkpoint import checkpoint_path
-from train.config import load_config
-from train.trainer import run
 from yinsh_env import State
-
-TINY = """\
-seed: 1
-iterations: 1
-backend: inprocess
-network: {blocks: 1, channels: 8, value_hidden: 8}
-search: {simulations: 4, gumbel_considered: 4}
-selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
-replay: {window: 5000, min_positions: 4}
-optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
-eval: {every: 0, games: 2, opponents: [random], simulations: 0}
-"""
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("net-agent")
-    (folder / "tiny.yaml").write_text(TINY)
-    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
-    torch.set_num_threads(threads)
-    return folder / "run"
+def run_dir(tiny_run_dir: Path) -> Path:
+    return tiny_run_dir
 
 
 def play_out(spec: str, seed: int = 0) -> State:

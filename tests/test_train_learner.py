@@ -9,7 +9,7 @@ from test_train_replay import game_of, positions
 
 from train.config import NetworkConfig, OptimConfig
 from train.learner import Learner, lr_factor
-from train.network import PolicyValueNet, _policy_gather
+from train.network import PolicyValueNet, policy_gather
 from train.replay import make_batch
 from yinsh_env import N_ACTIONS, State
 from yinsh_env.observation import encode
@@ -23,7 +23,7 @@ def tiny_net() -> PolicyValueNet:
 
 
 def test_every_action_reads_its_own_policy_cells() -> None:
-    primary, secondary = _policy_gather()
+    primary, secondary = policy_gather()
     pairs = set(zip(primary.tolist(), secondary.tolist()))
     assert len(pairs) == N_ACTIONS - 1  # all but pass, which has its own unit
 

@@ -8,7 +8,9 @@ One job per module, in the order data flows through a run
 * :mod:`train.mcts`: PUCT and Gumbel tree search, values backed up per player;
 * :mod:`train.inference`: batched network evaluation of search leaves;
 * :mod:`train.selfplay`: many games in flight, one network batch per step;
-* :mod:`train.workers`: where self-play runs (in process, worker processes, Ray);
+* :mod:`train.executor`: what every self-play backend shares;
+* :mod:`train.workers`: where self-play runs (in process, worker processes; Ray in
+  :mod:`train.ray_backend`);
 * :mod:`train.replay`: the replay window and symmetry-augmented batches;
 * :mod:`train.learner`: losses, AdamW, the learning-rate schedule;
 * :mod:`train.checkpoint`: atomic checkpoints, exact resume;

@@ -2,6 +2,7 @@
 
 Examples::
 
+    yinsh-train --config quick                              # a shipped config, by name
     yinsh-train --config configs/quick.yaml --run-dir runs/quick
     yinsh-train --config configs/quick.yaml --run-dir runs/q2 seed=1 search.simulations=32
     yinsh-train --run-dir runs/quick --resume              # continue where it stopped
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from .checkpoint import CheckpointError
 from .config import ConfigError, load_config
+from .config_files import resolve_config
 from .trainer import CONFIG_NAME, RunError, run
 
 
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config",
         type=Path,
-        help="YAML config (configs/quick.yaml, default.yaml, gpu.yaml); "
+        help="a YAML config file, or the name of a shipped one (quick, default, gpu, ray, long); "
         "with --resume, defaults to the run directory's config.yaml",
     )
     parser.add_argument(
@@ -54,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     config_path: Path | None = args.config
     if config_path is None:
         if not (args.resume and run_dir is not None):
-            print("yinsh-train: give --config FILE (or --resume with --run-dir)", file=sys.stderr)
+            print(
+                "yinsh-train: give --config FILE|NAME (or --resume with --run-dir)", file=sys.stderr
+            )
             return 2
         config_path = run_dir / CONFIG_NAME
     if run_dir is None:
@@ -62,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A terminated run exits through its cleanup (worker processes, files).
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
-        config = load_config(config_path, args.overrides)
+        config = load_config(resolve_config(config_path), args.overrides)
         last = run(config, run_dir, resume=args.resume, progress=not args.no_progress)
     except (ConfigError, CheckpointError, RunError) as exc:
         print(f"yinsh-train: error: {exc}", file=sys.stderr)

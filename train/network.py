@@ -63,7 +63,7 @@ def _cell(point: int) -> int:
     return (number - 1) * GRID + column
 
 
-def _policy_gather() -> tuple[np.ndarray, np.ndarray]:
+def policy_gather() -> tuple[np.ndarray, np.ndarray]:
     """Indices into the flattened policy planes for every action but pass.
 
     ``logits[a] = flat[primary[a]] + flat[secondary[a]]``, where
@@ -141,7 +141,7 @@ class PolicyValueNet(nn.Module):
         self.value_out = nn.Linear(config.value_hidden, 1)
         self.margin_out = nn.Linear(config.value_hidden, 1)
         self.ownership_out = nn.Conv2d(c, 1, 1)
-        primary, secondary = _policy_gather()
+        primary, secondary = policy_gather()
         self.register_buffer("gather_primary", torch.from_numpy(primary), persistent=False)
         self.register_buffer("gather_secondary", torch.from_numpy(secondary), persistent=False)
         board = torch.from_numpy(np.array(BOARD_PLANE)).view(1, 1, GRID, GRID)

@@ -44,9 +44,9 @@ from typing import Any
 import torch
 
 from .config import Config, ConfigError, RayConfig, config_from_dict
+from .executor import Weights, play_with_weights
 from .network import PolicyValueNet
 from .selfplay import SelfPlayResult
-from .workers import Weights, play_with_weights
 
 try:
     import ray
@@ -124,7 +124,7 @@ TaskCallback = Callable[["RayExecutor", int], None]
 
 
 class RayExecutor:
-    """Self-play in Ray actors; implements :class:`train.workers.SelfPlayExecutor`.
+    """Self-play in Ray actors; implements :class:`train.executor.SelfPlayExecutor`.
 
     ``on_task_done(executor, task)`` is called in the driver after each task's
     result arrives (progress reports; the tests use it to kill an actor while

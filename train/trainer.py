@@ -44,12 +44,13 @@ from .checkpoint import (
 )
 from .config import Config, save_config
 from .evaluate import evaluate, new_history
+from .executor import SelfPlayExecutor
 from .inference import resolve_device
 from .learner import Learner
 from .network import PolicyValueNet, count_parameters
 from .replay import ReplayBuffer
 from .selfplay import SelfPlayResult
-from .workers import SelfPlayExecutor, make_executor
+from .workers import make_executor
 
 CONFIG_NAME = "config.yaml"
 METRICS_NAME = "metrics.jsonl"

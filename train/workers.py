@@ -8,51 +8,25 @@ per worker, and every game draws its randomness from its own seed, so the
 games played do not depend on the backend.
 
 Backends register in :data:`EXECUTORS`; the distributed one, Ray actors, is
-:class:`train.ray_backend.RayExecutor` (same two methods).
+:class:`train.ray_backend.RayExecutor` (same interface,
+:class:`train.executor.SelfPlayExecutor`).
 """
 
 from __future__ import annotations
 
 import io
 import multiprocessing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from .config import Config, config_from_dict
-from .inference import NetworkEvaluator, resolve_device
+from .executor import SelfPlayExecutor, Weights, play_with_weights
+from .inference import resolve_device
 from .network import PolicyValueNet
-from .selfplay import SelfPlayResult, play_games
-
-Weights = Mapping[str, torch.Tensor]
-
-
-class SelfPlayExecutor(Protocol):
-    """Plays an iteration's self-play games with given weights."""
-
-    def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult: ...
-
-    def close(self) -> None: ...
-
-
-def play_with_weights(
-    model: PolicyValueNet,
-    config: Config,
-    device: torch.device,
-    weights: Weights,
-    seeds: list[int],
-    first_index: int,
-) -> SelfPlayResult:
-    """Load ``weights`` into ``model`` and play one game per seed, leaves batched."""
-    model.load_state_dict(weights)
-    evaluator = NetworkEvaluator(model, device, amp=config.amp)
-    result = play_games(evaluator, seeds, config.search, config.selfplay, first_index)
-    result.network_seconds = evaluator.seconds
-    result.network_positions = evaluator.positions
-    result.network_batches = evaluator.batches
-    return result
+from .selfplay import SelfPlayResult
 
 
 class InProcessExecutor:
@@ -134,7 +108,11 @@ class ProcessExecutor:
 
 
 def _ray_executor(config: Config) -> SelfPlayExecutor:
-    """Ray actors (:mod:`train.ray_backend`), imported only when asked for: Ray is optional."""
+    """Ray actors (:mod:`train.ray_backend`).
+
+    Imported here, in the function, only because Ray is an optional extra that
+    is slow to import (``ray_backend`` imports nothing from this module).
+    """
     from .ray_backend import RayExecutor
 
     return RayExecutor(config)

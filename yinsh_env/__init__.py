@@ -24,21 +24,13 @@ from .actions import (
 )
 from .bga import read_bga_json
 from .errors import IllegalActionError, NotationError, PositionError, RecordError, YinshError
+from .game_record import GameRecord
 from .geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
-from .records import GameRecord, load_record, read_record, save_record, write_record
+from .record_text import read_record, write_record
+from .records import RecordFormat, load_record, register_format, save_record
 from .sgf import read_sgf, write_sgf
-from .state import (
-    BLACK,
-    DEFAULT_RINGS_TO_WIN,
-    MOVE,
-    OVER,
-    PHASE_NAMES,
-    PLACE,
-    RING,
-    ROW,
-    WHITE,
-    State,
-)
+from .state import BLACK, MOVE, OVER, PHASE_NAMES, PLACE, RING, ROW, WHITE, State
+from .vocabulary import DEFAULT_RINGS_TO_WIN, Outcome, Phase, Player, Result, Termination
 
 __version__ = "0.1.0"
 
@@ -56,10 +48,13 @@ __all__ = [
     "N_SYMMETRIES",
     "NotationError",
     "OVER",
+    "Outcome",
     "PASS_ACTION",
     "PHASE_NAMES",
     "PLACE",
     "PLACE_OFFSET",
+    "Phase",
+    "Player",
     "POINT_NAMES",
     "PositionError",
     "RING",
@@ -67,8 +62,11 @@ __all__ = [
     "ROW",
     "ROW_OFFSET",
     "RecordError",
+    "RecordFormat",
+    "Result",
     "SYMMETRIES",
     "State",
+    "Termination",
     "WHITE",
     "YinshError",
     "YinshGymEnv",
@@ -82,6 +80,7 @@ __all__ = [
     "read_bga_json",
     "read_record",
     "read_sgf",
+    "register_format",
     "save_record",
     "str_to_action",
     "write_record",

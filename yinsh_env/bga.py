@@ -21,15 +21,20 @@ import re
 from typing import Any, Final
 
 from .errors import RecordError
-from .records import GameRecord, outcome_problem, push_ply
-from .state import BLACK, DEFAULT_RINGS_TO_WIN, WHITE, State
+from .game_record import GameRecord, outcome_problem, push_ply
+from .state import State
+from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 
 _RESULT: Final = re.compile(
     r"\s*(?:(?P<side>white|black)\s+wins?(?:\s+(?P<win>\d+)\s*-\s*(?P<lose>\d+))?|(?P<draw>draw)n?)"
     r"(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )
-_HOW: Final = (("resign", "resign"), ("time", "timeout"), ("forfeit", "forfeit"))
+_HOW: Final = (
+    ("resign", Termination.RESIGN),
+    ("time", Termination.TIMEOUT),
+    ("forfeit", Termination.FORFEIT),
+)
 _OWN_KEYS: Final = ("result", "actions", "white", "black", "rings_to_win", "notation")
 
 
@@ -91,24 +96,23 @@ def read_bga_json(text: str) -> GameRecord:
     match = _RESULT.fullmatch(result_text)
     if match is None:
         raise _error(text, result_line, "result must read 'White wins', 'Black wins' or 'Draw'")
-    if match.group("draw"):
-        result = "draw"
-    else:
-        result = "W" if match.group("side").lower() == "white" else "B"
-    if state.is_terminal:
-        termination = str(state.end_reason)
+    winner = None if match.group("draw") else Player.from_letter(match.group("side")[0])
+    result = Result.win_for(winner)
+    outcome = state.outcome()
+    if outcome is not None:
+        termination = outcome.termination
     else:
         rest = match.group("rest").lower()
         found = [term for word, term in _HOW if word in rest]
-        termination = found[0] if found else ("agreement" if result == "draw" else "adjudication")
-    if match.group("win") is not None:
-        winner = 0 if result == "W" else 1
-        score = (state.removed[winner], state.removed[1 - winner])
+        default = Termination.AGREEMENT if winner is None else Termination.ADJUDICATION
+        termination = found[0] if found else default
+    if match.group("win") is not None and winner is not None:
+        score = (state.removed[winner], state.removed[winner.other])
         if score != (int(match.group("win")), int(match.group("lose"))):
             raise _error(
                 text,
                 result_line,
-                f"the replayed game ends {state.removed[WHITE]}-{state.removed[BLACK]} "
+                f"the replayed game ends {state.removed[0]}-{state.removed[1]} "
                 "(rings removed by White-Black)",
             )
     tags = {k: v for k, v in data.items() if k not in _OWN_KEYS and isinstance(v, str)}

@@ -14,6 +14,7 @@ board's edge.  That lets five-in-a-row detection be a handful of shifts and ANDs
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Final
 
 N_COLUMNS: Final = 11
@@ -60,14 +61,22 @@ def point_name(point: int) -> str:
 
 
 def bits_to_points(bitboard: int) -> list[int]:
-    """Point indices of the set bits of a bitboard, in point order."""
+    """Point indices of the set bits of a bitboard, in point order.
+
+    Bit order is point order (both run by column, then number), so the lowest
+    bit first gives the points sorted.
+    """
     out = []
     while bitboard:
         low = bitboard & -bitboard
         out.append(BIT_POS_TO_POINT[low.bit_length() - 1])
         bitboard ^= low
-    out.sort()
     return out
+
+
+def iter_points(bitboard: int) -> Iterator[int]:
+    """Point indices of a bitboard's set bits, in point order."""
+    return iter(bits_to_points(bitboard))
 
 
 def points_to_bits(points: list[int] | tuple[int, ...] | set[int]) -> int:

@@ -59,8 +59,11 @@ from .geometry import (
     POINTS,
     SEGMENT_MASK,
     SYMMETRIES,
+    iter_points,
 )
-from .state import RING, ROW, TOTAL_MARKERS, WHITE, State, _row_actions, iter_points
+from .rows import row_actions
+from .state import RING, ROW, State
+from .vocabulary import TOTAL_MARKERS, Phase, Player
 
 N_PLANES: Final = 17
 GRID: Final = 11
@@ -146,7 +149,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
         state.rings_to_win,
         state.pool,
         state.passes,
-        1 if me == WHITE else 0,
+        1 if me == Player.WHITE else 0,
     )
     planes = _template(key).copy()
     rings, markers = state.rings, state.markers
@@ -157,7 +160,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     planes[:, :, 0:4] = flat[_PIECE_GATHER]
     if phase == ROW:
         rows = 0
-        for action in _row_actions(markers[state.to_act]):
+        for action in row_actions(markers[state.to_act]):
             rows |= SEGMENT_MASK[action - ROW_OFFSET]
         planes[:, :, 9] = bitboard_plane(rows)
     return planes
@@ -172,8 +175,8 @@ def decode(planes: np.ndarray) -> State:
     planes = np.asarray(planes)
     if planes.shape != OBS_SHAPE:
         raise PositionError(f"observation has shape {planes.shape}, expected {OBS_SHAPE}")
-    me = WHITE if planes[0, 0, 16] > 0.5 else 1 - WHITE
-    opp = 1 - me
+    me = Player.WHITE if planes[0, 0, 16] > 0.5 else Player.BLACK
+    opp = me.other
     phases = [k for k in range(4) if planes[0, 0, 5 + k] > 0.5]
     if len(phases) != 1:
         raise PositionError("observation has no single phase plane set (terminal or malformed)")
@@ -183,7 +186,7 @@ def decode(planes: np.ndarray) -> State:
     state.markers[me] = _plane_bitboard(planes[:, :, 2])
     state.markers[opp] = _plane_bitboard(planes[:, :, 3])
     state.to_act = me
-    state.phase = phases[0]
+    state.phase = Phase(phases[0])
     if state.phase in (ROW, RING):
         state.mover = me if planes[0, 0, 10] > 0.5 else opp
     state.removed = [0, 0]
@@ -259,11 +262,10 @@ def transform_state(state: State, k: int) -> State:
     if not 0 <= k < N_SYMMETRIES:
         raise ValueError(f"symmetry index {k!r} is outside 0..{N_SYMMETRIES - 1}")
     sym = SYMMETRIES[k]
-    new = state.copy()
-    new.rings = [_transform_bitboard(b, sym) for b in state.rings]
-    new.markers = [_transform_bitboard(b, sym) for b in state.markers]
-    new._legal = None
-    return new
+    return state.with_pieces(
+        [_transform_bitboard(b, sym) for b in state.rings],
+        [_transform_bitboard(b, sym) for b in state.markers],
+    )
 
 
 def _check_bits() -> None:

@@ -63,7 +63,6 @@ and reads back to an equal record, except that tags other than ``date``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 
 from .actions import (
@@ -75,114 +74,17 @@ from .actions import (
     str_to_action,
 )
 from .errors import NotationError, RecordError
+from .game_record import GameRecord, outcome_problem, push_ply
 from .geometry import NAME_TO_POINT, POINT_NAMES
-from .records import RULE_TERMINATIONS, TERMINATIONS, GameRecord, outcome_problem, push_ply
-from .state import BLACK, DEFAULT_RINGS_TO_WIN, MOVE, PLACE, RING, ROW, WHITE, State
+from .sgf_syntax import SgfProperty, SourceText, escape_value, parse_nodes
+from .state import MOVE, PLACE, RING, ROW, State
+from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 
 _VARIANTS: Final = {"yinsh": 3, "yinsh-blitz": 1}
-_COLOURS: Final = ("White", "Black")
 #: Tags stored in an sgf file (tag -> root property; the times go in the last node).
 _SGF_TAGS: Final = {"date": "DT", "game": "GN"}
 _TIME_TAGS: Final = ("white_time", "black_time")
 _RE_SUFFIX: Final = re.compile(r"\((\w+)\)\s*$")
-
-
-@dataclass(frozen=True)
-class _Prop:
-    """One SGF property value and the line it starts on."""
-
-    ident: str
-    value: str
-    line: int
-
-
-class _Text:
-    """The file's lines, for error messages that quote them."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.split("\n")
-
-    def error(self, line: int, problem: object) -> RecordError:
-        quoted = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-        return RecordError(f"line {line}: {problem}: {quoted!r}")
-
-
-def _parse_nodes(text: str, src: _Text) -> list[list[_Prop]]:
-    """Split an SGF game into nodes of properties (one game, no variations)."""
-    if "(" not in text:
-        raise RecordError("line 1: not an SGF game (no '(;' found)")
-    nodes: list[list[_Prop]] = []
-    line, i, n, depth, opened = 1, 0, len(text), 0, False
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-        elif ch.isspace():
-            pass
-        elif ch == "(":
-            if opened:
-                raise src.error(line, "variations are not supported")
-            opened, depth = True, depth + 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise src.error(line, "unbalanced ')'")
-        elif ch == ";":
-            if not opened or depth == 0:
-                raise src.error(line, "node outside the game's '(...)'")
-            nodes.append([])
-        elif ch.isalpha() and ch.isupper():
-            start = i
-            while i < n and text[i].isalnum():
-                i += 1
-            ident = text[start:i]
-            if not nodes:
-                raise src.error(line, f"property {ident} before the first node")
-            values = 0
-            while True:
-                while i < n and text[i] in " \t\r":
-                    i += 1
-                if i >= n or text[i] != "[":
-                    break
-                value, i, end_line = _read_value(text, i + 1, line, src)
-                nodes[-1].append(_Prop(ident, value, line))
-                line, values = end_line, values + 1
-            if not values:
-                raise src.error(line, f"property {ident} without a value")
-            continue
-        else:
-            raise src.error(line, f"unexpected character {ch!r}")
-        i += 1
-    if depth != 0:
-        raise src.error(line, "the file ends inside the game (missing ')')")
-    return nodes
-
-
-def _read_value(text: str, i: int, line: int, src: _Text) -> tuple[str, int, int]:
-    """Read a property value from just after '['; returns (value, next index, line)."""
-    start_line = line
-    out: list[str] = []
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "]":
-            return "".join(out), i + 1, line
-        if ch == "\\" and i + 1 < n:
-            i += 1
-            ch = text[i]
-            if ch == "\n":  # soft line break
-                line += 1
-                i += 1
-                continue
-        if ch == "\n":
-            line += 1
-        out.append(ch)
-        i += 1
-    raise src.error(start_line, "unterminated property value (missing ']')")
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
 # --- replaying boardspace commands -------------------------------------------
@@ -200,7 +102,7 @@ _Turn = tuple[_Hand | None, int | None, int, _Undo | None]
 class _Replay:
     """Turns boardspace's pick/drop/confirm commands into engine actions."""
 
-    def __init__(self, rings_to_win: int, src: _Text) -> None:
+    def __init__(self, rings_to_win: int, src: SourceText) -> None:
         self.src = src
         self.state = State(rings_to_win=rings_to_win)
         self.actions: list[str] = []
@@ -210,15 +112,15 @@ class _Replay:
         self.pending: int | None = None
         self.pending_line = 0
         self.undo: _Undo | None = None
-        #: ("resign" | "timeout", player to act) once announced.
-        self.ending: tuple[str, int] | None = None
+        #: (RESIGN or TIMEOUT, the player to act) once announced.
+        self.ending: tuple[Termination, Player] | None = None
         self.before_resign: _Turn | None = None
         self.finished = False
         self.started = False
 
     # -- helpers --
 
-    def fail(self, prop: _Prop, problem: str) -> RecordError:
+    def fail(self, prop: SgfProperty, problem: str) -> RecordError:
         return self.src.error(prop.line, problem)
 
     def commit(self) -> None:
@@ -234,25 +136,25 @@ class _Replay:
         self.pending = None
         self.undo = None
 
-    def set_pending(self, prop: _Prop, action: int, undo: _Undo | None) -> None:
+    def set_pending(self, prop: SgfProperty, action: int, undo: _Undo | None) -> None:
         self.pending, self.pending_line, self.undo, self.hand = action, prop.line, undo, None
 
-    def own_colour(self, prop: _Prop, letter: str, what: str) -> None:
+    def own_colour(self, prop: SgfProperty, letter: str, what: str) -> None:
         player = self.state.to_act
-        if letter != "wb"[player]:
-            raise self.fail(prop, f"{_COLOURS[player]} is to act but the command names a {what}")
+        if letter != player.letter.lower():
+            raise self.fail(prop, f"{player.label} is to act but the command names a {what}")
 
-    def need_phase(self, prop: _Prop, *phases: int) -> None:
+    def need_phase(self, prop: SgfProperty, *phases: int) -> None:
         if self.state.phase not in phases:
             phase = self.state.phase_name
             raise self.fail(prop, f"this command does not fit the {phase} phase")
 
-    def own_ring_at(self, prop: _Prop, point: int) -> None:
+    def own_ring_at(self, prop: SgfProperty, point: int) -> None:
         player = self.state.to_act
         if self.state.piece_at(point) != "Rr"[player]:
-            raise self.fail(prop, f"no {_COLOURS[player]} ring on {POINT_NAMES[point]}")
+            raise self.fail(prop, f"no {player.label} ring on {POINT_NAMES[point]}")
 
-    def points(self, prop: _Prop, words: list[str], count: int) -> list[int]:
+    def points(self, prop: SgfProperty, words: list[str], count: int) -> list[int]:
         """Exactly ``count`` points from words such as ``G 2 H 3`` or ``G2 H3``."""
         names: list[str] = []
         i = 0
@@ -271,7 +173,7 @@ class _Replay:
 
     # -- the commands --
 
-    def command(self, player: int, prop: _Prop) -> None:
+    def command(self, player: int, prop: SgfProperty) -> None:
         """Carry out one ``P0``/``P1`` command, checking the side that gives it."""
         if "\n" in prop.value.strip():
             raise self.fail(prop, "command runs past its line (missing ']'?)")
@@ -296,7 +198,7 @@ class _Replay:
             return
         if op == "gameoverontime":
             self.commit()
-            self.ending = ("timeout", self.state.to_act)
+            self.ending = (Termination.TIMEOUT, self.state.to_act)
             self.finished = True
             return
         # A command that starts something new confirms an action still awaiting
@@ -310,14 +212,14 @@ class _Replay:
         to_act = self.state.to_act
         if player != to_act:
             raise self.fail(
-                prop, f"P{player} gives this command but P{to_act} ({_COLOURS[to_act]}) is to act"
+                prop, f"P{player} gives this command but P{to_act} ({to_act.label}) is to act"
             )
         handler = getattr(self, f"_do_{op}", None)
         if handler is None:
             raise self.fail(prop, f"unknown command {words[0]!r}")
         handler(prop, obj, args)
 
-    def _do_done(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_done(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         if self.ending is not None:
             self.finished = True
             return
@@ -327,7 +229,7 @@ class _Replay:
             raise self.fail(prop, "Done without an action to confirm")
         self.commit()
 
-    def _do_resign(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_resign(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         if self.ending is not None and self.before_resign is not None:
             # A second Resign takes the first back.
             self.hand, self.pending, self.pending_line, self.undo = self.before_resign
@@ -335,13 +237,13 @@ class _Replay:
             return
         self.before_resign = (self.hand, self.pending, self.pending_line, self.undo)
         self.hand = self.pending = self.undo = None
-        self.ending = ("resign", self.state.to_act)
+        self.ending = (Termination.RESIGN, self.state.to_act)
 
-    def _do_pass(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_pass(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         self.need_phase(prop, MOVE)
         self.set_pending(prop, PASS_ACTION, None)
 
-    def _do_place(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_place(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         (point,) = self.points(prop, args, 1)
         if obj in ("wr", "br"):
             self.need_phase(prop, PLACE)
@@ -355,7 +257,7 @@ class _Replay:
         else:
             raise self.fail(prop, f"cannot place {obj!r}")
 
-    def _do_pick(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_pick(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         if obj == "board":
             (point,) = self.points(prop, args, 1)
             if self.undo is not None and self.undo[0] == point:
@@ -380,7 +282,7 @@ class _Replay:
         else:
             raise self.fail(prop, f"cannot pick {obj!r}")
 
-    def _do_drop(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_drop(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         hand = self.hand
         if hand is None:
             raise self.fail(prop, "nothing in hand to drop")
@@ -409,13 +311,13 @@ class _Replay:
         else:
             raise self.fail(prop, f"cannot drop the piece in hand on {obj!r}")
 
-    def _do_move(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_move(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         self.need_phase(prop, MOVE)
         origin, dest = self.points(prop, args, 2)
         move = _parse_action(self, prop, f"{POINT_NAMES[origin]}-{POINT_NAMES[dest]}")
         self.set_pending(prop, move, (dest, ("lifted", origin)))
 
-    def _do_remove(self, prop: _Prop, obj: str, args: list[str]) -> None:
+    def _do_remove(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         if obj in ("w", "b"):
             self.need_phase(prop, ROW)
             self.own_colour(prop, obj, "row of the other colour")
@@ -437,7 +339,7 @@ class _Replay:
         self.hand = None
 
 
-def _parse_action(replay: _Replay, prop: _Prop, text: str) -> int:
+def _parse_action(replay: _Replay, prop: SgfProperty, text: str) -> int:
     try:
         return str_to_action(text)
     except NotationError as err:
@@ -447,7 +349,7 @@ def _parse_action(replay: _Replay, prop: _Prop, text: str) -> int:
 # --- reading ------------------------------------------------------------------
 
 
-def _named_winner(text: str, white: str, black: str) -> int | None:
+def _named_winner(text: str, white: str, black: str) -> Player | None:
     """The player a result text names as winner (by name, else by colour)."""
 
     def names(word: str) -> bool:
@@ -457,7 +359,7 @@ def _named_winner(text: str, white: str, black: str) -> int | None:
     for first, second in ((white, black), ("white", "black")):
         found = (names(first), names(second))
         if found[0] != found[1]:
-            return WHITE if found[0] else BLACK
+            return Player.WHITE if found[0] else Player.BLACK
     return None
 
 
@@ -468,12 +370,12 @@ def read_sgf(text: str) -> GameRecord:
     malformed file, an unknown or illegal command, a command given by the side
     that is not to act, or a result (``RE``) that contradicts the game.
     """
-    src = _Text(text)
-    nodes = _parse_nodes(text, src)
-    root: dict[str, _Prop] = {}
+    src = SourceText(text)
+    nodes = parse_nodes(text, src)
+    root: dict[str, SgfProperty] = {}
     names = ["?", "?"]
     tags: dict[str, str] = {}
-    commands: list[tuple[int, _Prop]] = []
+    commands: list[tuple[int, SgfProperty]] = []
     for node in nodes:
         for prop in node:
             if prop.ident in ("P0", "P1"):
@@ -504,8 +406,8 @@ def read_sgf(text: str) -> GameRecord:
     result, termination = _outcome(replay, root, names, src)
     record = GameRecord(
         rings_to_win=rings_to_win,
-        white=names[WHITE],
-        black=names[BLACK],
+        white=names[Player.WHITE],
+        black=names[Player.BLACK],
         result=result,
         termination=termination,
         actions=replay.actions,
@@ -519,40 +421,43 @@ def read_sgf(text: str) -> GameRecord:
 
 
 def _outcome(
-    replay: _Replay, root: dict[str, _Prop], names: list[str], src: _Text
-) -> tuple[str, str]:
+    replay: _Replay, root: dict[str, SgfProperty], names: list[str], src: SourceText
+) -> tuple[Result, Termination]:
     """(result, termination) from the replayed game, its ending and ``RE``."""
     state = replay.state
     re_prop = root.get("RE")
     re_text = re_prop.value if re_prop else ""
-    named = _named_winner(re_text, names[WHITE], names[BLACK]) if re_prop else None
+    named = _named_winner(re_text, names[Player.WHITE], names[Player.BLACK]) if re_prop else None
 
-    def check(winner: int | None, how: str) -> None:
+    def check(winner: Player | None, how: str) -> None:
         if re_prop is not None and named is not None and named != winner:
-            expected = "a draw" if winner is None else f"{_COLOURS[winner]} won"
+            expected = "a draw" if winner is None else f"{winner.label} won"
             raise src.error(
-                re_prop.line, f"RE names {_COLOURS[named]} as winner but {expected} ({how})"
+                re_prop.line, f"RE names {named.label} as winner but {expected} ({how})"
             )
 
-    if state.is_terminal:
-        check(state.winner, f"by {state.end_reason}")
-        return state.result, str(state.end_reason)
+    outcome = state.outcome()
+    if outcome is not None:
+        check(outcome.winner, f"by {outcome.termination}")
+        return outcome.result, outcome.termination
     if replay.ending is not None:
         kind, player = replay.ending
-        if kind == "resign":
-            check(1 - player, f"{_COLOURS[player]} resigned")
-            return "WB"[1 - player], "resign"
-        winner = named if named is not None else player
-        return "WB"[winner], "timeout"
+        if kind is Termination.RESIGN:
+            check(player.other, f"{player.label} resigned")
+            return Result.win_for(player.other), kind
+        return Result.win_for(named if named is not None else player), kind
     suffix = _RE_SUFFIX.search(re_text)
-    given = suffix.group(1).lower() if suffix else ""
-    if given in RULE_TERMINATIONS or given not in TERMINATIONS:
-        given = ""
+    try:
+        given: Termination | None = Termination(suffix.group(1).lower()) if suffix else None
+    except ValueError:
+        given = None
+    if given is not None and given.by_rules:
+        given = None
     if named is not None:
-        return "WB"[named], given or "forfeit"
+        return Result.win_for(named), given or Termination.FORFEIT
     if re.search(r"\bdraw", re_text, re.IGNORECASE):
-        return "draw", given or "agreement"
-    return "*", "unfinished"
+        return Result.DRAW, given or Termination.AGREEMENT
+    return Result.UNFINISHED, Termination.UNFINISHED
 
 
 # --- writing ------------------------------------------------------------------
@@ -563,10 +468,10 @@ def _sgf_point(point: int) -> str:
     return f"{name[0]} {name[1:]}"
 
 
-def _sgf_command(action: int, player: int) -> str:
+def _sgf_command(action: int, player: Player) -> str:
     """The boardspace command for one engine action by ``player``."""
     kind = action_kind(action)
-    colour = "wb"[player]
+    colour = player.letter.lower()
     name = action_to_str(action)
     if kind == "place":
         return f"place {colour}r  {_sgf_point(action - PLACE_OFFSET)}"
@@ -581,21 +486,19 @@ def _sgf_command(action: int, player: int) -> str:
 
 def _result_text(record: GameRecord) -> str | None:
     """An ``RE`` text that :func:`read_sgf` reads back to the record's outcome."""
-    if record.result == "*":
+    winner = record.result.winner
+    if record.result is Result.UNFINISHED:
         return None
-    suffix = (
-        "" if record.termination in (*RULE_TERMINATIONS, "resign") else f" ({record.termination})"
-    )
-    if record.result == "draw":
+    termination = record.termination
+    quiet = termination.by_rules or termination is Termination.RESIGN
+    suffix = "" if quiet else f" ({termination})"
+    if winner is None:
         return f"Game drawn{suffix}"
-    winner = "WB".index(record.result)
     name = (record.white, record.black)[winner]
     text = f"Game won by {name}"
     if _named_winner(text, record.white, record.black) != winner:
-        text += f" ({_COLOURS[winner]})"
-    if record.termination not in RULE_TERMINATIONS and (
-        _named_winner(text, record.white, record.black) != winner
-    ):
+        text += f" ({winner.label})"
+    if not termination.by_rules and (_named_winner(text, record.white, record.black) != winner):
         raise RecordError(
             f"cannot name the winner in RE: players {record.white!r} and {record.black!r}"
         )
@@ -615,7 +518,7 @@ def write_sgf(record: GameRecord) -> str:
             f"boardspace has no Yinsh variant with {record.rings_to_win} rings to win"
         )
     state = State(rings_to_win=record.rings_to_win)
-    commands: list[tuple[int, str]] = [(WHITE, "Start White")]
+    commands: list[tuple[int, str]] = [(Player.WHITE, "Start White")]
     for ply, name in enumerate(record.actions, 1):
         player = state.to_act
         commands += [(player, _sgf_command(str_to_action(name), player)), (player, "Done ")]
@@ -623,26 +526,27 @@ def write_sgf(record: GameRecord) -> str:
     problem = outcome_problem(record, state)
     if problem:
         raise RecordError(problem)
-    if record.termination == "resign":
-        loser = "WB".index(record.result) ^ 1
+    winner = record.result.winner
+    if record.termination is Termination.RESIGN and winner is not None:
+        loser = winner.other
         if loser != state.to_act:
             raise RecordError(
-                f"{_COLOURS[loser]} resigned while {_COLOURS[state.to_act]} was to act: "
+                f"{loser.label} resigned while {state.to_act.label} was to act: "
                 "boardspace records a resignation by the side to act"
             )
         commands += [(loser, "Resign "), (loser, "Done ")]
     lines = [" (;", "GM[24]VV[2]", "CM[0,1]", "TC[None]", f"SU[{variant}]"]
     for tag, ident in _SGF_TAGS.items():
         if tag in record.tags:
-            lines.append(f"{ident}[{_escape(record.tags[tag])}]")
+            lines.append(f"{ident}[{escape_value(record.tags[tag])}]")
     result_text = _result_text(record)
     if result_text is not None:
-        lines.append(f"RE[{_escape(result_text)}]")
-    lines += [f'P0[id "{_escape(record.white)}"]', f'P1[id "{_escape(record.black)}"]']
-    lines += [f"; P{player}[{n} {_escape(cmd)}]" for n, (player, cmd) in enumerate(commands)]
+        lines.append(f"RE[{escape_value(result_text)}]")
+    lines += [f'P0[id "{escape_value(record.white)}"]', f'P1[id "{escape_value(record.black)}"]']
+    lines += [f"; P{player}[{n} {escape_value(cmd)}]" for n, (player, cmd) in enumerate(commands)]
     times = [(p, record.tags[t]) for p, t in enumerate(_TIME_TAGS) if t in record.tags]
     if times:
         lines.append(";")
-        lines += [f"P{p}[time {_escape(value)} ]" for p, value in times]
+        lines += [f"P{p}[time {escape_value(value)} ]" for p, value in times]
     lines.append(")")
     return "\n".join(lines) + "\n"

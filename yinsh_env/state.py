@@ -21,7 +21,7 @@ Turn structure (``yinsh-standard-v1``, see the README's rule decisions):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
@@ -39,35 +39,69 @@ from .actions import (
 )
 from .errors import IllegalActionError
 from .geometry import (
-    BIT_POS_TO_POINT,
     GRID_WIDTH,
-    LINE_SHIFTS,
     MOVE_BETWEEN,
     MOVE_PAIRS,
     N_POINTS,
     POINT_BIT,
     POINT_BIT_POS,
-    POINTS,
     RAYS,
-    SEGMENT_BY_START,
     SEGMENT_MASK,
+    bits_to_points,
+    iter_points,
     points_to_bits,
 )
+from .position_text import format_position, parse_position
+from .render.ansi import ansi_board
+from .render.svg import svg_board
+from .rows import has_row, row_actions
+from .vocabulary import (
+    DEFAULT_RINGS_TO_WIN,
+    RINGS_PER_PLAYER,
+    TOTAL_MARKERS,
+    Outcome,
+    Phase,
+    Player,
+    Result,
+    Termination,
+)
+from .zobrist import BOARD_BYTES, EXTRA_KEYS, PIECE_KEYS
 
-WHITE: Final = 0
-BLACK: Final = 1
-PLAYER_NAMES: Final = ("White", "Black")
+__all__ = [
+    "BLACK",
+    "DEFAULT_RINGS_TO_WIN",
+    "MOVE",
+    "OVER",
+    "PHASE_NAMES",
+    "PLACE",
+    "PLAYER_NAMES",
+    "RING",
+    "RINGS_PER_PLAYER",
+    "ROW",
+    "TOTAL_MARKERS",
+    "WHITE",
+    "State",
+    "iter_points",
+]
 
-PLACE: Final = 0
-MOVE: Final = 1
-ROW: Final = 2
-RING: Final = 3
-OVER: Final = 4
-PHASE_NAMES: Final = ("place", "move", "row", "ring", "over")
+#: The vocabulary's members under the short names older code imports from here.
+WHITE: Final = Player.WHITE
+BLACK: Final = Player.BLACK
+#: Display names by player (``Player.label``).
+PLAYER_NAMES: Final = tuple(p.label for p in Player)
 
-RINGS_PER_PLAYER: Final = 5
-TOTAL_MARKERS: Final = 51
-DEFAULT_RINGS_TO_WIN: Final = 3
+PLACE: Final = Phase.PLACE
+MOVE: Final = Phase.MOVE
+ROW: Final = Phase.ROW
+RING: Final = Phase.RING
+OVER: Final = Phase.OVER
+#: Phase names as in position text (``Phase.text``).
+PHASE_NAMES: Final = tuple(p.text for p in Phase)
+#: What apply_unchecked saves for pop: rings, markers and removed (White's,
+#: Black's), pool, to_act, phase, mover, passes.
+_Snapshot = tuple[int, int, int, int, int, int, int, Player, Phase, int, int]
+#: The opponent of each player, by index (a tuple lookup keeps ``to_act`` a Player).
+_OTHER: Final = (BLACK, WHITE)
 
 # --- tables for the hot paths ------------------------------------------------
 
@@ -86,68 +120,7 @@ _MOVE_BITS: Final = tuple(
     (POINT_BIT[a], POINT_BIT[b], points_to_bits(between))
     for (a, b), between in zip(MOVE_PAIRS, MOVE_BETWEEN)
 )
-assert LINE_SHIFTS == (1, 12, 13), "_has_row hard-codes the line shifts"
 _EMPTY_PLACEMENTS: Final = tuple((POINT_BIT[p], PLACE_OFFSET + p) for p in range(N_POINTS))
-
-
-def _has_row(m: int) -> bool:
-    """Whether the marker bitboard ``m`` holds five in a row in any direction."""
-    a = m & (m >> 1)
-    if a & (a >> 2) & (m >> 4):
-        return True
-    a = m & (m >> 12)
-    if a & (a >> 24) & (m >> 48):
-        return True
-    a = m & (m >> 13)
-    return bool(a & (a >> 26) & (m >> 52))
-
-
-def _row_actions(m: int) -> list[int]:
-    """Row-removal actions for every five-marker segment of bitboard ``m``."""
-    out = []
-    for direction, shift in enumerate(LINE_SHIFTS):
-        a = m & (m >> shift)
-        a &= a >> (2 * shift)
-        a &= m >> (4 * shift)
-        while a:
-            low = a & -a
-            a ^= low
-            out.append(ROW_OFFSET + SEGMENT_BY_START[(low.bit_length() - 1, direction)])
-    out.sort()
-    return out
-
-
-# --- Zobrist keys -------------------------------------------------------------
-
-_ZOBRIST_BYTES: Final = (11 * GRID_WIDTH + 7) // 8
-
-
-def _zobrist_tables() -> tuple[list[list[list[int]]], list[int]]:
-    """Random 64-bit keys per (piece kind, point), folded into per-byte tables.
-
-    ``tables[kind][i][v]`` is the XOR of the keys of the points whose bits are
-    set in value ``v`` of byte ``i`` of a bitboard, so hashing a bitboard costs
-    one lookup per byte while staying an XOR of per-point keys.
-    """
-    rng = np.random.default_rng(0x59494E5348)  # "YINSH"
-    point_keys = rng.integers(0, 2**63, size=(4, 11 * GRID_WIDTH), dtype=np.int64).tolist()
-    tables = []
-    for kind in range(4):
-        per_byte = []
-        for i in range(_ZOBRIST_BYTES):
-            table = [0] * 256
-            for v in range(1, 256):
-                low = v & -v
-                pos = 8 * i + low.bit_length() - 1
-                key = point_keys[kind][pos] if pos in BIT_POS_TO_POINT else 0
-                table[v] = table[v ^ low] ^ key
-            per_byte.append(table)
-        tables.append(per_byte)
-    extra = rng.integers(0, 2**63, size=64 + TOTAL_MARKERS + 1, dtype=np.int64).tolist()
-    return tables, extra
-
-
-_ZOBRIST, _ZOBRIST_EXTRA = _zobrist_tables()
 
 
 class State:
@@ -185,17 +158,17 @@ class State:
         #: Markers left in the common pool.
         self.pool = TOTAL_MARKERS
         #: The player who makes the next decision.
-        self.to_act = WHITE
-        self.phase = PLACE
-        #: Whose move is being resolved during ``row``/``ring`` phases; -1 otherwise.
-        self.mover = -1
+        self.to_act: Player = WHITE
+        self.phase: Phase = PLACE
+        #: Whose move is being resolved during ``row``/``ring`` phases (a Player); -1 otherwise.
+        self.mover: int = -1
         #: Consecutive passes just played (two end the game).
         self.passes = 0
         self.rings_to_win = rings_to_win
         #: Decisions applied since the start (placements included).
         self.ply = 0
         self._legal: list[int] | None = None
-        self._history: list[tuple[int, tuple[int, ...]]] = []
+        self._history: list[tuple[int, _Snapshot]] = []
 
     # --- queries ---------------------------------------------------------------
 
@@ -224,9 +197,9 @@ class State:
             moves.sort()
             return moves
         if phase == ROW:
-            return _row_actions(self.markers[self.to_act])
+            return row_actions(self.markers[self.to_act])
         if phase == RING:
-            return [RING_OFFSET + p for p in _points(self.rings[self.to_act])]
+            return [RING_OFFSET + p for p in bits_to_points(self.rings[self.to_act])]
         if phase == PLACE:
             occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
             return [a for bit, a in _EMPTY_PLACEMENTS if not bit & occupied]
@@ -264,13 +237,13 @@ class State:
         return self.phase == OVER
 
     @property
-    def winner(self) -> int | None:
-        """WHITE or BLACK once the game is won; None while playing or on a draw."""
+    def winner(self) -> Player | None:
+        """The winning :class:`Player` once the game is won; None while playing or on a draw."""
         if self.phase != OVER:
             return None
-        return self._outcome()
+        return self._winner()
 
-    def _outcome(self) -> int | None:
+    def _winner(self) -> Player | None:
         white, black = self.removed
         target = self.rings_to_win
         if white >= target and black < target:
@@ -278,10 +251,16 @@ class State:
         if black >= target and white < target:
             return BLACK
         if white >= target:  # both at target: only a set-up position can say so
-            return self.mover if self.mover >= 0 else None
+            return Player(self.mover) if self.mover >= 0 else None
         if white != black:
             return WHITE if white > black else BLACK
         return None
+
+    def outcome(self) -> Outcome | None:
+        """How the game ended (termination and winner), or None while it goes on."""
+        if self.phase != OVER:
+            return None
+        return Outcome(self._termination(), self._winner())
 
     def returns(self) -> tuple[float, float]:
         """(White's, Black's) final reward: +1 win, -1 loss, 0 draw or unfinished."""
@@ -291,41 +270,46 @@ class State:
         return (1.0, -1.0) if winner == WHITE else (-1.0, 1.0)
 
     @property
-    def end_reason(self) -> str | None:
-        """``'rings'``, ``'pool'`` or ``'passes'`` once over; None while playing."""
+    def end_reason(self) -> Termination | None:
+        """``Termination.RINGS``, ``POOL`` or ``PASSES`` once over (equal to
+        ``'rings'``, ``'pool'``, ``'passes'``); None while playing."""
         if self.phase != OVER:
             return None
+        return self._termination()
+
+    def _termination(self) -> Termination:
         if max(self.removed) >= self.rings_to_win:
-            return "rings"
+            return Termination.RINGS
         if self.passes >= 2:
-            return "passes"
-        return "pool"
+            return Termination.PASSES
+        return Termination.POOL
 
     @property
-    def result(self) -> str:
-        """``'W'``, ``'B'``, ``'draw'`` or ``'*'`` (unfinished)."""
+    def result(self) -> Result:
+        """The result in record notation: a :class:`Result`, equal to ``'W'``,
+        ``'B'``, ``'draw'`` or ``'*'`` (unfinished)."""
         if self.phase != OVER:
-            return "*"
-        winner = self.winner
-        return "draw" if winner is None else "WB"[winner]
+            return Result.UNFINISHED
+        return Result.win_for(self._winner())
 
     @property
     def phase_name(self) -> str:
-        return PHASE_NAMES[self.phase]
+        """The phase as in position text (``'move'``); ``phase.text`` says the same."""
+        return self.phase.text
 
     def pending_rows(self) -> list[int]:
         """Row actions open to the player to act (empty outside ``row``)."""
-        return _row_actions(self.markers[self.to_act]) if self.phase == ROW else []
+        return row_actions(self.markers[self.to_act]) if self.phase == ROW else []
 
     def rows_of(self, player: int) -> list[int]:
         """Row actions for every five-marker segment of ``player``'s colour."""
-        return _row_actions(self.markers[player])
+        return row_actions(self.markers[player])
 
     def ring_points(self, player: int) -> list[int]:
-        return _points(self.rings[player])
+        return bits_to_points(self.rings[player])
 
     def marker_points(self, player: int) -> list[int]:
-        return _points(self.markers[player])
+        return bits_to_points(self.markers[player])
 
     def piece_at(self, point: int) -> str | None:
         """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None."""
@@ -364,7 +348,7 @@ class State:
         if self.phase == OVER:
             why = "the game is over"
         else:
-            why = f"{PLAYER_NAMES[self.to_act]} is to act in phase {PHASE_NAMES[self.phase]}"
+            why = f"{self.to_act.label} is to act in phase {self.phase.text}"
         return f"illegal action {name} ({action}): {why}; position {self.to_text()}"
 
     def apply_unchecked(self, action: int) -> None:
@@ -403,13 +387,13 @@ class State:
             self._remove_ring(me, action - RING_OFFSET)
         else:
             self.passes += 1
-            self.to_act = 1 - me
+            self.to_act = _OTHER[me]
             if self.passes >= 2:
                 self.phase = OVER
 
     def _place(self, me: int, point: int) -> None:
         self.rings[me] |= POINT_BIT[point]
-        self.to_act = 1 - me
+        self.to_act = _OTHER[me]
         if (self.rings[0] | self.rings[1]).bit_count() + sum(self.removed) >= 2 * RINGS_PER_PLAYER:
             self.phase = MOVE
 
@@ -422,13 +406,13 @@ class State:
         self.passes = 0
         self.mover = me
         flips = between & (markers[0] | markers[1])
-        opp = 1 - me
+        opp = _OTHER[me]
         if flips:
             markers[0] ^= flips
             markers[1] ^= flips
-        if _has_row(markers[me]):
+        if has_row(markers[me]):
             self.phase = ROW
-        elif flips & markers[opp] and _has_row(markers[opp]):
+        elif flips & markers[opp] and has_row(markers[opp]):
             self.to_act = opp
             self.phase = ROW
         elif self.pool <= 0:
@@ -443,7 +427,7 @@ class State:
         self.removed[me] += 1
         if self.removed[me] >= self.rings_to_win:
             self.phase = OVER
-        elif _has_row(self.markers[me]):
+        elif has_row(self.markers[me]):
             self.phase = ROW
         else:
             self._after_rows(me)
@@ -451,8 +435,8 @@ class State:
     def _after_rows(self, player: int) -> None:
         """``player`` has no rows left: hand over resolution or the move."""
         mover = self.mover
-        opp = 1 - mover
-        if player == mover and _has_row(self.markers[opp]):
+        opp = _OTHER[mover]
+        if player == mover and has_row(self.markers[opp]):
             self.to_act = opp
             self.phase = ROW
             return
@@ -507,6 +491,15 @@ class State:
 
     __copy__ = copy
 
+    def with_pieces(self, rings: list[int], markers: list[int]) -> State:
+        """A copy (no history) with other ring and marker bitboards, everything
+        else unchanged: for board symmetries, which move pieces but keep counts."""
+        new = self.copy()
+        new.rings = list(rings)
+        new.markers = list(markers)
+        new._legal = None
+        return new
+
     def __deepcopy__(self, memo: dict[int, object]) -> State:
         return self.copy(history=True)
 
@@ -527,11 +520,11 @@ class State:
         h = 0
         for kind, board in enumerate((*self.rings, *self.markers)):
             if board:
-                tables = _ZOBRIST[kind]
-                for i, byte in enumerate(board.to_bytes(_ZOBRIST_BYTES, "little")):
+                tables = PIECE_KEYS[kind]
+                for i, byte in enumerate(board.to_bytes(BOARD_BYTES, "little")):
                     if byte:
                         h ^= tables[i][byte]
-        extra = _ZOBRIST_EXTRA
+        extra = EXTRA_KEYS
         h ^= extra[self.to_act] ^ extra[2 + self.phase] ^ extra[8 + self.mover + 1]
         h ^= extra[12 + self.passes] ^ extra[16 + self.removed[0]] ^ extra[24 + self.removed[1]]
         return h ^ extra[32 + self.rings_to_win] ^ extra[64 + self.pool]
@@ -578,15 +571,7 @@ class State:
         7. consecutive passes just played;
         8. rings to remove for a win (3 standard, 1 Blitz).
         """
-        columns: list[list[str]] = [[] for _ in range(11)]
-        for p, (c, _n) in enumerate(POINTS):
-            columns[c].append(self.piece_at(p) or ".")
-        board = "/".join(_compress("".join(col)) for col in columns)
-        mover = "-" if self.mover < 0 else "wb"[self.mover]
-        return (
-            f"{board} {'wb'[self.to_act]} {PHASE_NAMES[self.phase]} {mover} "
-            f"{self.removed[0]}-{self.removed[1]} {self.pool} {self.passes} {self.rings_to_win}"
-        )
+        return format_position(self)
 
     @classmethod
     def from_text(cls, text: str) -> State:
@@ -595,21 +580,15 @@ class State:
         Raises :class:`PositionError` naming the problem when the text is
         malformed or describes a position the rules cannot reach a decision in.
         """
-        from .position_text import parse_position
-
-        return parse_position(cls, text)
+        return parse_position(text, cls)
 
     def __repr__(self) -> str:
         return f"State({self.to_text()!r})"
 
     def __str__(self) -> str:
-        from .render import ansi_board
-
         return ansi_board(self, color=False)
 
     def _repr_svg_(self) -> str:
-        from .render import svg_board
-
         return svg_board(self)
 
     def legal_action_names(self) -> list[str]:
@@ -625,33 +604,3 @@ class State:
 def _is_index(action: object) -> bool:
     """Whether ``action`` has an integer type (numpy's included) other than bool."""
     return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
-
-
-def _points(bitboard: int) -> list[int]:
-    out = []
-    while bitboard:
-        low = bitboard & -bitboard
-        bitboard ^= low
-        out.append(BIT_POS_TO_POINT[low.bit_length() - 1])
-    return out
-
-
-def _compress(column: str) -> str:
-    out = []
-    run = 0
-    for ch in column:
-        if ch == ".":
-            run += 1
-            continue
-        if run:
-            out.append(str(run))
-            run = 0
-        out.append(ch)
-    if run:
-        out.append(str(run))
-    return "".join(out)
-
-
-def iter_points(bitboard: int) -> Iterator[int]:
-    """Point indices of a bitboard's set bits, in point order."""
-    return iter(_points(bitboard))

@@ -1,0 +1,96 @@
+"""Take the README's screenshots of the web app with headless Chromium (Playwright).
+
+    python3 docs/make_screenshots.py            # writes docs/images/web_*.png
+
+Needs the system's Chromium at /usr/bin/chromium and ``pip install -e ".[web]"``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agents import make_agent  # noqa: E402
+from agents.web import AppConfig, YinshServer  # noqa: E402
+from agents.web.browser import launch  # noqa: E402
+from yinsh_env import GameRecord, State, write_record  # noqa: E402
+
+OUT = ROOT / "docs" / "images"
+#: R F4 A2 ..., M C5 D5 E5 F5 G2 G3 G4 G6, m G5: F4-H6 makes two crossing rows.
+CROSSING = "R3/7/4M3/4M4/4M5/2RM5/MMMmM5/9/8/7/3r w move - 0-0 42 0 3"
+
+
+def midgame(plies: int, seed: int) -> str:
+    """A record of a game between two greedy agents, ``plies`` decisions long."""
+    state = State()
+    agents = [
+        make_agent("greedy:noise=0.5", seed=seed),
+        make_agent("greedy:noise=0.5", seed=seed + 1),
+    ]
+    while state.ply < plies and not state.is_terminal:
+        state.apply(agents[state.to_act].act(state))
+    return write_record(GameRecord.from_state(state, "greedy", "greedy"))
+
+
+def load(page: Page, text: str) -> None:
+    page.fill("#load-text", text)
+    page.click("#load")
+    page.wait_for_timeout(400)
+
+
+def click(page: Page, point: str) -> None:
+    page.click(f'#layer-hits [data-point="{point}"]', force=True)
+    page.wait_for_timeout(300)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    config = AppConfig(white="human", black="alphabeta", analyst="mcts:sims=1500")
+    server = YinshServer("127.0.0.1", 0, config).start()
+    with sync_playwright() as p:
+        context = launch(p, tempfile.mkdtemp(), width=1040, height=700)
+        page = context.new_page()
+        page.goto(server.url)
+        page.wait_for_selector("#layer-hits .hit")
+        # The opening: a few rings placed, the legal points marked.
+        for point in ("E5", "F7", "G4"):
+            click(page, point)
+            page.wait_for_function("() => window.yinsh.view.human_to_act")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "web_opening.png"))
+        # A row choice: two rows cross at G5; clicking G5 asks which.
+        load(page, CROSSING)
+        click(page, "F4")
+        click(page, "H6")
+        click(page, "G5")
+        page.screenshot(path=str(OUT / "web_row_choice.png"))
+        # The analysis overlay on a middle game position.
+        load(page, midgame(34, seed=4))
+        page.check("#overlay")
+        page.wait_for_selector("#layer-overlay .analysis", state="attached", timeout=60_000)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "web_analysis.png"))
+        context.close()
+    server.stop()
+    for path in sorted(OUT.glob("web_*.png")):
+        shrink(path)
+        print(f"{path.relative_to(ROOT)}: {path.stat().st_size // 1024} KB")
+
+
+def shrink(path: Path) -> None:
+    """A palette PNG: a screenshot has few colours, and the README wants small files."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+
+
+if __name__ == "__main__":
+    main()
