@@ -90,7 +90,7 @@ class PlanesCNN(BaseFeaturesExtractor):
     Reads ``observation`` (channel-last planes) and ignores ``action_mask``.
     """
 
-    def __init__(self, observation_space: Any, channels: int = 32, features_dim: int = 128) -> None:
+    def __init__(self, observation_space: Any, channels: int = 16, features_dim: int = 128) -> None:
         super().__init__(observation_space, features_dim)
         height, width, planes = observation_space["observation"].shape
         self.net = nn.Sequential(
@@ -126,7 +126,7 @@ def build_model(
     n_steps: int = 256,
     batch_size: int = 256,
     n_epochs: int = 4,
-    channels: int = 32,
+    channels: int = 16,
     features: int = 128,
     hidden: Sequence[int] = (),
     learning_rate: float = 3e-4,
@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument("--n-epochs", type=int, default=4)
     parser.add_argument("--lr", type=float, default=3e-4, help="learning rate")
     parser.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
-    parser.add_argument("--channels", type=int, default=32, help="conv filters")
+    parser.add_argument("--channels", type=int, default=16, help="conv filters")
     parser.add_argument("--features", type=int, default=128, help="units of the dense layer")
     parser.add_argument(
         "--hidden", type=int, nargs="*", default=[], help="extra layers of each head"
