@@ -7,7 +7,9 @@ same set for every pairing, and each opening is played twice with the colours
 swapped, so colour and opening advantages cancel.  Games run in worker
 processes, each of which builds its own agents from the specs; every agent is
 first built once in the calling process so that a bad spec (unknown agent,
-missing checkpoint) fails before any game starts.
+missing checkpoint, a variant the agent was not made for) fails before any
+game starts.  Each game is one :func:`agents.match.play_match`: the PettingZoo
+``agent_iter()`` loop over :func:`yinsh_env.env` that any env user runs.
 
 An agent that raises :class:`~agents.base.AgentFailure`, returns an illegal
 action, raises any other error, or (with ``move_time_limit``) overruns its
@@ -28,14 +30,10 @@ import json
 import math
 import multiprocessing
 import pickle
-import signal
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -44,8 +42,9 @@ from yinsh_env import Result, State, Termination, action_to_str
 from yinsh_env.records import GameRecord, save_record
 
 from . import spec as spec_module
-from .base import Agent, AgentFailure
+from .base import Agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
+from .match import check_variant, play_match
 from .spec import make_agent
 
 #: Random ring placements at the start of every arena game (two per player).
@@ -258,32 +257,6 @@ def make_tasks(
 # --- playing one game ---------------------------------------------------------------
 
 
-class _MoveTimeout(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _MoveTimeout
-
-
-def _timed_act(agent: Agent, state: State, limit: float | None) -> int:
-    """``agent.act`` on a copy of ``state``, interrupted after ``limit`` seconds if given."""
-    use_alarm = (
-        limit is not None
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not use_alarm:
-        return agent.act(state.copy())
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)  # type: ignore[arg-type]
-    try:
-        return agent.act(state.copy())
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def play_game(
     white: Agent,
     black: Agent,
@@ -291,71 +264,21 @@ def play_game(
     rings_to_win: int = 3,
     move_time_limit: float | None = None,
 ) -> GameResult:
-    """Play one game between two agents (reset with the task's seed) from its opening."""
-    state = State(rings_to_win=rings_to_win)
-    for opening_action in task.opening:
-        state.apply(opening_action)
-    players = (white, black)
-    indices = (task.white, task.black)
+    """Play one game (agents reset with the task's seed) from its opening: one match loop."""
     white.reset(seed=task.seed)
     black.reset(seed=task.seed ^ 0x5EED)
-    think = [[0.0, 0], [0.0, 0]]
-    while not state.is_terminal:
-        side = state.to_act
-        agent = players[side]
-        start = time.perf_counter()
-        failure = termination = ""
-        action: Any = None
-        try:
-            action = _timed_act(agent, state, move_time_limit)
-        except AgentFailure as exc:
-            failure, termination = f"agent failure: {exc.reason}", "forfeit"
-        except _MoveTimeout:
-            failure, termination = f"no action within {move_time_limit} s", "timeout"
-        except Exception as exc:  # an agent bug must not stop the arena
-            failure, termination = f"crashed: {type(exc).__name__}: {exc}", "forfeit"
-        think[side][0] += time.perf_counter() - start
-        think[side][1] += 1
-        if not failure:
-            try:
-                legal = (
-                    isinstance(action, (int, np.integer))
-                    and not isinstance(action, bool)
-                    and state.is_legal(int(action))
-                )
-            except TypeError:
-                legal = False
-            if legal:
-                state.apply_unchecked(int(action))
-                continue
-            failure, termination = f"illegal action {_describe(action)}", "forfeit"
-        return GameResult(
-            task=task,
-            result="WB"[1 - side],
-            termination=termination,
-            actions=state.actions,
-            think=_think_tuple(think),
-            reason=failure,
-            forfeiter=indices[side],
-        )
+    match = play_match((white, black), rings_to_win, task.opening, move_time_limit)
+    indices = (task.white, task.black)
+    think = match.think
     return GameResult(
         task=task,
-        result=state.result,
-        termination=state.end_reason or "unfinished",
-        actions=state.actions,
-        think=_think_tuple(think),
+        result=match.result,
+        termination=match.termination,
+        actions=match.state.actions,
+        think=((float(think[0][0]), int(think[0][1])), (float(think[1][0]), int(think[1][1]))),
+        reason=match.reason,
+        forfeiter=None if match.forfeiter is None else indices[match.forfeiter],
     )
-
-
-def _think_tuple(think: list[list[Any]]) -> tuple[tuple[float, int], tuple[float, int]]:
-    return ((float(think[0][0]), int(think[0][1])), (float(think[1][0]), int(think[1][1])))
-
-
-def _describe(action: object) -> str:
-    try:
-        return f"{action_to_str(action)} ({action})"  # type: ignore[arg-type]
-    except ValueError:
-        return repr(action)[:80]
 
 
 def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) -> GameRecord:
@@ -451,9 +374,22 @@ def _run_parallel(
 # --- the arena ----------------------------------------------------------------------
 
 
-def validate_specs(specs: Sequence[str]) -> list[Agent]:
-    """Build every agent once (raising :class:`AgentSpecError` for a bad spec)."""
-    return [make_agent(spec, seed=i) for i, spec in enumerate(specs)]
+def validate_specs(specs: Sequence[str], rings_to_win: int | None = None) -> list[Agent]:
+    """Build every agent once (raising :class:`AgentSpecError` for a bad spec).
+
+    With ``rings_to_win``, an agent made for another variant raises
+    :class:`~agents.match.VariantMismatchError` (a ``ValueError``).
+    """
+    built = [make_agent(spec, seed=i) for i, spec in enumerate(specs)]
+    if rings_to_win is not None:
+        try:
+            for agent in built:
+                check_variant(agent, rings_to_win)
+        except ValueError:
+            for agent in built:
+                agent.close()
+            raise
+    return built
 
 
 def run_arena(
@@ -477,7 +413,10 @@ def run_arena(
     opening is played with both colour assignments); ``move_time_limit``
     forfeits an agent that thinks longer than that many seconds on one
     decision.  Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``)
-    for a bad spec and ``ValueError`` for bad settings, before any game.
+    for a bad spec, :class:`~agents.match.VariantMismatchError` for an agent
+    made for another variant, and ``ValueError`` for bad settings, before any
+    game.  Every game is one :func:`agents.match.play_match` loop over the
+    PettingZoo env.
     """
     specs = [str(s).strip() for s in specs]
     if len(specs) < 2:
@@ -487,7 +426,7 @@ def run_arena(
     if move_time_limit is not None and move_time_limit <= 0:
         raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
     names = _unique_names(specs)
-    built = validate_specs(specs)
+    built = validate_specs(specs, rings_to_win)
     openings = make_openings(math.ceil(games / 2), opening_plies, seed, rings_to_win)
     tasks = make_tasks(len(specs), games, openings, seed)
     records_path = Path(records_dir) if records_dir is not None else None

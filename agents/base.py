@@ -10,6 +10,8 @@ import numpy as np
 
 from yinsh_env import State
 
+from .search.analysis import Analysis
+
 
 class AgentFailure(RuntimeError):
     """An agent could not produce a move (crashed engine, timeout, bad answer).
@@ -36,6 +38,9 @@ class Agent:
 
     #: The spec string that built the agent (set by :func:`agents.make_agent`).
     spec: str = ""
+    #: The variant (rings to win) the agent was made for; None plays any.  A
+    #: match refuses to pair an agent with a game of another variant.
+    rings_to_win: int | None = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
@@ -63,6 +68,15 @@ class Agent:
         honour the budget; by default it is ignored and :meth:`act` decides.
         """
         return self.act(state)
+
+    def analyse(self, state: State) -> Analysis:
+        """The agent's move for ``state`` and what lies behind it: the one analysis hook.
+
+        Search agents report their root value, priors, visits and Q per action
+        (:class:`~agents.search.analysis.Analysis`); by default only the move.
+        Like :meth:`act`, it must not modify ``state``.
+        """
+        return Analysis(action=self.act(state), player=state.to_act)
 
     def act_observation(self, observation: Mapping[str, Any] | np.ndarray) -> int:
         """The action for an environment observation (``{"observation", "action_mask"}``)."""

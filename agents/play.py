@@ -25,7 +25,6 @@ import argparse
 import os
 import random
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +35,15 @@ from yinsh_env.records import GameRecord, save_record, write_record
 from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.state import PLAYER_NAMES
 
-from .base import Agent, AgentFailure
+from .base import Agent
+from .match import check_variant, play_match
 from .spec import AgentSpecError, available_agents, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
 BLACK_SEED_XOR = 0x5EED
-#: Whom a person plays when no ``--opponent`` is given.
-DEFAULT_OPPONENT = "alphabeta"
+#: Whom a person plays when no ``--opponent`` is given: the shipped network once
+#: the project ships one, else the strongest baseline.
+DEFAULT_OPPONENT = "pretrained" if "pretrained" in available_agents() else "alphabeta"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         agents.append(make_agent(args.white, seed=seed))
         agents.append(make_agent(args.black, seed=seed ^ BLACK_SEED_XOR))
-    except AgentSpecError as exc:
+        for agent in agents:
+            check_variant(agent, args.rings_to_win)
+    except ValueError as exc:  # a bad spec, or an agent made for another variant
         for agent in agents:
             agent.close()
         parser.error(str(exc))
@@ -230,35 +233,20 @@ def play_game(
     rings_to_win: int = 3,
     on_ply: Callable[[State], None] | None = None,
 ) -> PlayedGame:
-    """Play one game; ``on_ply(state)`` is called after every action.
+    """Play one game through the arena's match loop; ``on_ply(state)`` after every action.
 
     An agent that raises :class:`AgentFailure`, answers an illegal action or
-    crashes forfeits (the game stops with that side to act), as in the arena.
+    crashes forfeits (the game stops with that side to act), as in the arena;
+    Ctrl-C stops the game (``interrupted``).
     """
-    agents = (white, black)
-    game = PlayedGame(State(rings_to_win=rings_to_win))
-    state = game.state
-    try:
-        while not state.is_terminal:
-            side = state.to_act
-            start = time.perf_counter()
-            try:
-                state.apply(agents[side].act(state))
-            except AgentFailure as exc:
-                game.failure = exc.reason
-            except ValueError as exc:  # an illegal or malformed action
-                game.failure = str(exc)
-            except Exception as exc:  # an agent bug forfeits, as in the arena
-                game.failure = f"crashed: {type(exc).__name__}: {exc}"
-            game.think[side] += time.perf_counter() - start
-            game.decisions[side] += 1
-            if game.failure:
-                break
-            if on_ply is not None:
-                on_ply(state)
-    except KeyboardInterrupt:
-        game.interrupted = True
-    return game
+    match = play_match((white, black), rings_to_win, on_step=on_ply, interruptible=True)
+    return PlayedGame(
+        match.state,
+        failure=match.detail,
+        interrupted=match.interrupted,
+        think=[float(match.think[0][0]), float(match.think[1][0])],
+        decisions=[int(match.think[0][1]), int(match.think[1][1])],
+    )
 
 
 def _record(game: PlayedGame, names: tuple[str, str], seed: int) -> tuple[GameRecord, str]:

@@ -27,6 +27,9 @@ command                            reply
 ``history``                        ``history A1 A2 ...``: actions since ``new``/``position``
 ``go [sims=N] [time=SECONDS]``     ``action ACTION``: the engine's choice for the player
                                    to act, not played until the controller sends ``play``
+``analyse``                        ``analysis ACTION value=V sims=N pv=... moves=...``: the
+                                   agent's :meth:`~agents.base.Agent.analyse` (not played;
+                                   see :func:`format_analysis`)
 ``seed N``                         ``ok``: reseed the engine's random choices
 ``ping [TOKEN]``                   ``pong [TOKEN]`` (is the engine alive and in sync?)
 ``name``                           ``name NAME``
@@ -56,6 +59,8 @@ from yinsh_env import DEFAULT_RINGS_TO_WIN, PHASE_NAMES, State, action_to_str, s
 from yinsh_env.errors import YinshError
 
 from .base import Agent, AgentFailure
+from .match import VariantMismatchError, check_variant
+from .search import Analysis
 
 #: The protocol version this module speaks (the handshake's number).
 PROTOCOL_VERSION: Final = 1
@@ -115,6 +120,28 @@ def format_state(state: State) -> str:
     return f"state to_act={'WB'[state.to_act]} phase={PHASE_NAMES[state.phase]} result={result}"
 
 
+def format_analysis(found: Analysis) -> str:
+    """The ``analysis`` reply: the move, then ``key=value`` fields.
+
+    ``value`` (for the player to act, in [-1, 1], or ``none``), ``sims``,
+    ``pv`` (comma-separated actions) and ``moves``: per legal action
+    ``ACTION:VISITS:Q:PRIOR``, comma-separated (Q ``none`` where unvisited).
+    """
+    value = "none" if found.value is None else f"{found.value:.4f}"
+    pv = ",".join(action_to_str(a) for a in found.pv)
+    moves = ",".join(
+        f"{action_to_str(line.action)}:{line.visits}:"
+        f"{'none' if line.q is None else f'{line.q:.4f}'}:{line.prior:.4f}"
+        for line in found.lines
+    )
+    fields = [f"value={value}", f"sims={found.simulations}"]
+    if pv:
+        fields.append(f"pv={pv}")
+    if moves:
+        fields.append(f"moves={moves}")
+    return " ".join(["analysis", action_to_str(found.action), *fields])
+
+
 class EngineSession:
     """One engine's side of the protocol: a game position and the agent that plays it.
 
@@ -125,7 +152,7 @@ class EngineSession:
     def __init__(self, agent: Agent, name: str | None = None) -> None:
         self.agent = agent
         self.name = clean_name(name or agent.name)
-        self.state = State()
+        self.state = State(rings_to_win=agent.rings_to_win or DEFAULT_RINGS_TO_WIN)
         #: Set by ``quit``: the server loop stops after answering.
         self.finished = False
         self._commands: dict[str, Callable[[list[str]], str]] = {
@@ -138,6 +165,7 @@ class EngineSession:
             "state": self._state,
             "history": self._history,
             "go": self._go,
+            "analyse": self._analyse,
             "seed": self._seed,
             "ping": self._ping,
             "name": self._name,
@@ -190,6 +218,10 @@ class EngineSession:
         return "ok"
 
     def _start(self, state: State) -> None:
+        try:
+            check_variant(self.agent, state.rings_to_win)
+        except VariantMismatchError as exc:
+            raise ProtocolError(str(exc)) from None
         self.state = state
         self.agent.reset()
 
@@ -249,6 +281,24 @@ class EngineSession:
         if not state.is_legal(action):
             raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")
         return f"action {action_to_str(action)}"
+
+    def _analyse(self, args: list[str]) -> str:
+        no_arguments(args, "analyse")
+        state = self.state
+        if state.is_terminal:
+            raise ProtocolError(f"the game is over (result {state.result})")
+        try:
+            found = self.agent.analyse(state.copy(history=True))
+        except AgentFailure as exc:
+            raise ProtocolError(f"engine failure: {exc.reason}") from None
+        except Exception as exc:  # the engine must keep serving whatever the agent does
+            traceback.print_exc()
+            raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
+        if not state.is_legal(found.action):
+            raise ProtocolError(
+                f"engine failure: the agent chose an illegal action {found.action!r}"
+            )
+        return format_analysis(found)
 
     def _seed(self, args: list[str]) -> str:
         if len(args) != 1:

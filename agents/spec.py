@@ -145,14 +145,11 @@ def _convert(value: str, default: Any, key: str, spec: str) -> Any:
     return value
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build the agent a spec names, e.g. ``make_agent("mcts:sims=200", seed=1)``."""
-    if isinstance(spec, Agent):
-        return spec
+def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
+    """The spec's name, factory and converted keyword arguments (AgentSpecError if bad)."""
     name, raw = parse_spec(spec)
     factory = _resolve(name, spec)
-    signature = inspect.signature(factory)
-    params = signature.parameters
+    params = inspect.signature(factory).parameters
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "seed" or key not in params:
@@ -165,6 +162,20 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         kwargs[key] = _convert(
             value, default if default is not inspect.Parameter.empty else "", key, spec
         )
+    return name, factory, kwargs
+
+
+def check_spec(spec: str) -> None:
+    """Raise :class:`AgentSpecError` unless ``spec`` names a known agent with known,
+    well-typed parameters; builds nothing (no network loaded, no engine started)."""
+    _bind(spec)
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build the agent a spec names, e.g. ``make_agent("mcts:sims=200", seed=1)``."""
+    if isinstance(spec, Agent):
+        return spec
+    _, factory, kwargs = _bind(spec)
     try:
         agent = factory(seed=seed, **kwargs)
     except (TypeError, ValueError) as exc:

@@ -242,22 +242,24 @@ def test_budgets_and_bad_parameters() -> None:
 
 
 def test_mcts_backs_up_each_players_own_result() -> None:
-    # Every rollout is a White win: then each node must hold its own chooser's
-    # result (all wins for White's decisions, none for Black's), also where
-    # White decides several times in a row (move, row, ring) - an alternating
+    # Every rollout is a White win: then each edge must hold its chooser's
+    # result (+1 for White's decisions, -1 for Black's), also where White
+    # decides several times in a row (move, row, ring) - an alternating
     # back-up would credit those with Black's result.
     agent = MCTSAgent(seed=0, sims=300, eval_weight=0.0)
-    agent._rollout = lambda state: (1.0, 0.0)  # type: ignore[method-assign]
-    root = agent.search(position(WIN_IN_ONE))
+    agent.evaluator.rollout = lambda state: 1.0  # type: ignore[method-assign]
+    root = agent.search(position(WIN_IN_ONE)).root
+    assert root is not None
     consecutive = black_nodes = 0
     stack = [root]
     while stack:
         node = stack.pop()
-        for child in node.children.values():
-            assert child.player == node.to_act
-            expected = child.visits if child.player == WHITE else 0.0
-            assert child.wins == expected
-            consecutive += child.player == node.player == WHITE
+        for i, child in enumerate(node.children):
+            if child is None:
+                continue
+            expected = 1.0 if node.player == WHITE else -1.0
+            assert node.value_sum[i] == expected * node.visits[i]
+            consecutive += child.player == node.player == WHITE and not child.terminal
             black_nodes += child.player == BLACK
             stack.append(child)
     assert consecutive > 0 and black_nodes > 0

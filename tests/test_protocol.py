@@ -173,6 +173,38 @@ def test_go_answers_legally_without_playing_and_passes_the_budget() -> None:
     assert agent.budgets == [(None, None), (50, 0.25)]
 
 
+def test_analyse_reports_the_search_without_playing() -> None:
+    s = session(make_agent("mcts:sims=40", seed=0))
+    s.ask("new")
+    s.ask("play E5 F6")
+    before = snapshot(s)
+    word, action, *fields = s.ask("analyse").split()
+    assert word == "analysis" and action in s.state.legal_action_names()
+    found = dict(field.split("=", 1) for field in fields)
+    assert -1.0 <= float(found["value"]) <= 1.0 and found["sims"] == "40"
+    assert found["pv"].split(",")[0] == action
+    moves = [m.split(":") for m in found["moves"].split(",")]
+    assert [m[0] for m in moves] == s.state.legal_action_names()
+    assert sum(int(m[1]) for m in moves) == 40
+    assert snapshot(s) == before
+    plain = session().ask("analyse").split()
+    assert plain[0] == "analysis" and plain[2:] == ["value=none", "sims=0"]
+    assert session().ask("analyse now").startswith("error ")
+
+
+def test_an_agent_made_for_one_variant_refuses_the_other() -> None:
+    class BlitzOnly(RandomAgent):
+        rings_to_win = 1
+
+    s = session(BlitzOnly(seed=0))
+    assert s.state.rings_to_win == 1  # it starts in its own variant
+    before = snapshot(s)
+    reply = s.ask("new rings_to_win=3")
+    assert reply.startswith("error ") and "trained for Blitz" in reply
+    assert snapshot(s) == before
+    assert s.ask("new rings_to_win=1") == "ok"
+
+
 def test_go_in_every_phase_including_row_and_ring_removal() -> None:
     """Play whole games by go/play; row and ring removals go through go too."""
     s = session(RandomAgent(seed=3))

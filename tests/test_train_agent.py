@@ -8,6 +8,7 @@ import pytest
 
 from agents import AgentSpecError, make_agent
 from agents.arena import run_arena
+from agents.match import VariantMismatchError
 from train.checkpoint import checkpoint_path
 from yinsh_env import State
 
@@ -95,3 +96,21 @@ def test_net_agent_takes_the_protocol_budget(
     assert agent.act_with_budget(state, sims=5) in state.legal_actions()
     assert agent.act(state) in state.legal_actions()
     assert budgets == [5, 3]
+
+
+def test_a_network_knows_its_variant_and_the_arena_refuses_the_other(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    import torch
+
+    standard = make_agent(f"net:path={run_dir}")
+    assert standard.rings_to_win == 3
+    data = torch.load(checkpoint_path(run_dir, 1), weights_only=True)
+    data["config"]["selfplay"]["rings_to_win"] = 1  # as a Blitz run writes it
+    torch.save(data, tmp_path / "blitz.pt")
+    spec = f"net:path={tmp_path / 'blitz.pt'}"
+    assert make_agent(spec).rings_to_win == 1
+    with pytest.raises(VariantMismatchError, match=r"trained for Blitz \(rings_to_win=1\)"):
+        run_arena([spec, "random"], games=2, progress=False)
+    blitz = run_arena([spec, "random"], games=2, progress=False, rings_to_win=1)
+    assert blitz.pairings[0].games == 2

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import torch
+import yaml
 
 from train.cli import main
-from train.config import Config, ConfigError, load_config, save_config
+from train.config import (
+    Config,
+    ConfigError,
+    SearchConfig,
+    config_from_dict,
+    load_config,
+    save_config,
+)
+from train.preflight import check_runnable
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -71,6 +82,16 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("", ["seed.x=1"], "'seed' is not a section"),
         ("search: [\n", [], "is not valid YAML"),
         ("- 1\n- 2\n", [], "expected a mapping"),
+        ("", ["seed=-1"], "seed must be >= 0, got -1"),
+        ("", ["optim.lr=nan"], "optim.lr must be a finite number"),
+        ("optim:\n  grad_clip: .inf\n", [], "optim.grad_clip must be a finite number"),
+        ("", ["threads=2.0"], "threads must be an integer"),
+        ("", ["eval.opponents=['random:depth']"], r"eval.opponents\[0\] agent spec"),
+        ("", ["eval.opponents=random"], "eval.opponents must be a list"),
+        ("", ["device=tpu"], "device must be auto, cpu, cuda"),
+        ("", ["replay.window=10"], r"replay.min_positions \(1000\) exceeds replay.window \(10\)"),
+        ("", ["selfplay.resign_threshold=-2"], r"selfplay.resign_threshold must be in \[-1, 1\]"),
+        ("", ["ray.address=nowhere"], "ray.address must be null"),
     ],
 )
 def test_broken_configs_name_the_problem(
@@ -94,4 +115,62 @@ def test_cli_reports_a_broken_config_and_creates_nothing(
     run_dir = tmp_path / "run"
     assert main(["--config", str(path), "--run-dir", str(run_dir), "--no-progress"]) == 2
     assert "unknown key 'network.blockz'" in capsys.readouterr().err
+    assert not run_dir.exists()
+
+
+def test_configs_saved_before_the_schema_still_load() -> None:
+    saved = Path(__file__).resolve().parent / "data" / "configs" / "long_run_saved.yaml"
+    data = yaml.safe_load(saved.read_text())
+    config = config_from_dict(data, source=str(saved))
+    assert config.to_dict() == data  # nothing lost, nothing added, same types
+    assert config == load_config(CONFIGS / "long.yaml")
+
+
+def test_sections_validate_on_construction_and_replace() -> None:
+    search = SearchConfig(simulations=8)
+    assert dataclasses.replace(search, algorithm="puct").algorithm == "puct"
+    with pytest.raises(ValueError, match="simulations"):
+        dataclasses.replace(search, simulations=0)
+    with pytest.raises(ValueError, match="algorithm"):
+        SearchConfig(algorithm="alphabeta")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("eval.opponents=[bogus]", r"eval.opponents\[0\]: unknown agent 'bogus'"),
+        ("eval.opponents=[random, 'greedy:depht=2']", "unknown parameter 'depht'"),
+        ("device=cuda:7", "device: 'cuda:7' asked for"),
+    ],
+)
+def test_what_only_the_machine_can_tell_is_checked_before_a_run(
+    tmp_path: Path, override: str, message: str
+) -> None:
+    if override.startswith("device") and torch.cuda.device_count() > 7:
+        pytest.skip("this machine has that CUDA device")
+    config = load_config(_write(tmp_path, ""), [override])  # a valid config on its own
+    with pytest.raises(ConfigError, match=message):
+        check_runnable(config)
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("seed=-1", "seed"),
+        ("optim.lr=nan", "optim.lr"),
+        ("eval.opponents=[bogus]", "eval.opponents[0]"),
+        ("device=cuda", "device"),
+    ],
+)
+def test_cli_rejects_bad_values_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, key: str
+) -> None:
+    if override == "device=cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    run_dir = tmp_path / "run"
+    argv = ["--config", str(_write(tmp_path, "")), "--run-dir", str(run_dir), "--no-progress"]
+    assert main([*argv, override]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("yinsh-train: error: ") and key in err
+    assert "Traceback" not in err
     assert not run_dir.exists()

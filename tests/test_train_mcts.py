@@ -1,4 +1,4 @@
-"""The trainer's tree search: forced wins, per-player backup, Gumbel schedule, tree reuse."""
+"""The trainer's configuration of the search core: forced wins, per-player backup, Gumbel, reuse."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ import numpy as np
 import pytest
 import torch
 
-from train.config import NetworkConfig, SearchConfig
-from train.inference import NetworkEvaluator
-from train.mcts import (
+from agents.search import (
+    Gumbel,
     Leaf,
     Node,
-    Search,
     advance,
     backup,
     considered_visits,
     dirichlet_prior,
-    improved_policy,
     run_searches,
 )
+from train.config import NetworkConfig, SearchConfig
+from train.inference import NetworkEvaluator
+from train.mcts import network_search, search_rules
 from train.network import PolicyValueNet
 from yinsh_env import BLACK, ROW, WHITE, State, str_to_action
 
@@ -79,7 +79,9 @@ def test_search_finds_the_forced_win(algorithm: str, simulations: int) -> None:
     config = SearchConfig(algorithm=algorithm, gumbel_considered=64)
     for seed in range(2):
         noise = algorithm == "puct"  # Dirichlet noise; Gumbel plays as the agent does
-        search = Search(state, config, simulations, np.random.default_rng(seed), noise=noise)
+        search = network_search(
+            state, config, simulations, np.random.default_rng(seed), noise=noise
+        )
         run_searches([search], uninformed)
         root = search.root
         assert root is not None
@@ -93,7 +95,9 @@ def test_search_finds_the_forced_win(algorithm: str, simulations: int) -> None:
 def test_search_with_a_network_evaluator_plays_legal_moves() -> None:
     state = State.from_text(OPPONENT_ROW)
     for algorithm in ("puct", "gumbel"):
-        search = Search(state, SearchConfig(algorithm=algorithm), 24, np.random.default_rng(0))
+        search = network_search(
+            state, SearchConfig(algorithm=algorithm), 24, np.random.default_rng(0)
+        )
         run_searches([search], tiny_evaluator())
         assert search.root is not None and search.done_simulations == 24
         assert int(search.root.actions[search.choose(0.0)]) in state.legal_actions()
@@ -111,7 +115,7 @@ def test_values_are_backed_up_per_player(position: str, algorithm: str) -> None:
     """
     state = State.from_text(position)
     config = SearchConfig(algorithm=algorithm, gumbel_considered=64)
-    search = Search(state, config, 300, np.random.default_rng(0))
+    search = network_search(state, config, 300, np.random.default_rng(0))
     run_searches([search], white_favoured)
     assert search.root is not None
     edges = walk(search.root)
@@ -162,7 +166,7 @@ def test_sequential_halving_schedule() -> None:
 def test_gumbel_root_spreads_visits_by_sequential_halving() -> None:
     state = State.from_text(FORCED_WIN)
     config = SearchConfig(algorithm="gumbel", gumbel_considered=8)
-    search = Search(state, config, 32, np.random.default_rng(1), noise=True)
+    search = network_search(state, config, 32, np.random.default_rng(1), noise=True)
     run_searches([search], tiny_evaluator())
     root = search.root
     assert root is not None
@@ -170,7 +174,9 @@ def test_gumbel_root_spreads_visits_by_sequential_halving() -> None:
     assert len(visited) == 8 and visited.sum() == 32
     policy = search.policy_target()
     assert policy.shape == root.actions.shape and policy.sum() == pytest.approx(1.0)
-    assert np.allclose(policy, improved_policy(root, config))
+    rules = search_rules(config)
+    assert isinstance(rules, Gumbel)
+    assert np.allclose(policy, rules.improved_policy(root))
 
 
 def test_dirichlet_noise_stays_on_legal_actions() -> None:
@@ -186,7 +192,7 @@ def test_dirichlet_noise_stays_on_legal_actions() -> None:
 def test_tree_reuse_keeps_the_chosen_subtree(algorithm: str) -> None:
     state = State.from_text(OPPONENT_ROW)
     config = SearchConfig(algorithm=algorithm)
-    search = Search(state, config, 64, np.random.default_rng(0))
+    search = network_search(state, config, 64, np.random.default_rng(0))
     run_searches([search], white_favoured)
     root = search.root
     assert root is not None
@@ -197,7 +203,7 @@ def test_tree_reuse_keeps_the_chosen_subtree(algorithm: str) -> None:
     assert kept is child and kept is not None
     before = kept.visits.sum()
     state.apply(action)
-    nxt = Search(state, config, 16, np.random.default_rng(0), root=kept)
+    nxt = network_search(state, config, 16, np.random.default_rng(0), root=kept)
     if algorithm == "gumbel":
         assert kept.visits.sum() == 0  # sequential halving restarts the root's tallies
     run_searches([nxt], white_favoured)
@@ -214,4 +220,4 @@ def test_searching_a_finished_game_is_an_error() -> None:
     state.apply_all(["C7-D7", "xC3-C7", "xD7"])
     assert state.is_terminal
     with pytest.raises(ValueError, match="finished game"):
-        Search(state, SearchConfig(), 8, np.random.default_rng(0)).next_leaf()
+        network_search(state, SearchConfig(), 8, np.random.default_rng(0)).next_leaf()

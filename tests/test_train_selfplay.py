@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from agents.search import Leaf
 from train.config import SearchConfig, SelfPlayConfig
-from train.mcts import Leaf
 from train.replay import unpack_planes
 from train.selfplay import play_games, temperature_at
 from yinsh_env import State

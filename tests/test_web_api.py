@@ -605,3 +605,16 @@ def test_the_notebook_app_serves_the_page() -> None:
     with urllib.request.urlopen(frame.src + "api/info", timeout=10) as response:
         defaults = json.loads(response.read())["defaults"]
     assert (defaults["white"], defaults["black"]) == ("greedy", "human")
+
+
+def test_the_least_recently_used_game_makes_room() -> None:
+    from agents.web import SessionStore
+
+    store = SessionStore(max_games=2)
+    first, second = store.create({}), store.create({})
+    store.get(first.id)  # the page of the first game is still polling
+    third = store.create({})
+    assert set(store.ids()) == {first.id, third.id}
+    with pytest.raises(ValueError, match=second.id):
+        store.get(second.id)
+    store.close()

@@ -8,11 +8,13 @@ browser download is never used.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
 from agents.web.browser import find_chromium, launch
 from yinsh_env import GameRecord, State, write_record
@@ -33,6 +35,21 @@ ROW_WIN = "R3/R6/5MM1/5MM2/4Rmm3/4MM3/4MM4/9/8/5r1/4 w move - 2-0 41 0 3"
 CROSSING = "R3/7/4M3/4M4/4M5/2RM5/MMMmM5/9/8/7/3r w move - 0-0 42 0 3"
 #: R A2, r B2 A3 B3: White must pass.
 MUST_PASS = "Rr2/1rr4/8/9/10/9/10/9/8/7/4 w move - 0-0 51 0 3"
+
+
+class SlowAgent(Agent):
+    def act(self, state: State) -> int:
+        time.sleep(1.0)
+        return state.legal_actions()[-1]
+
+
+class CrashAgent(Agent):
+    def act(self, state: State) -> int:
+        raise RuntimeError("boom in the browser")
+
+
+register_agent("browser-slow", SlowAgent)
+register_agent("browser-crash", CrashAgent)
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +194,28 @@ def test_analysis_overlay_and_flip(page: Any) -> None:
     flipped = page.locator('#layer-hits [data-point="A2"]').bounding_box()
     assert flipped["x"] > box["x"] + 200  # A2 went to the other side
     assert json.loads(page.evaluate("JSON.stringify(window.yinsh.flipped)")) is True
+
+
+def new_game(page: Any, white: str, black: str) -> None:
+    page.click("#new-toggle")
+    page.fill("#new-white", white)
+    page.fill("#new-black", black)
+    page.click("#start")
+    wait_for(page, "v.players.white === arg[0] && v.players.black === arg[1]", [white, black])
+
+
+def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(page: Any) -> None:
+    new_game(page, "human", "browser-slow")
+    click(page, "E5")
+    page.wait_for_selector("#thinking:not([hidden])")
+    assert "browser-slow" in page.inner_text("#thinking")
+    wait_for(page, "v.live_ply === 2 && v.human_to_act")
+    assert page.is_hidden("#thinking")
+    new_game(page, "human", "browser-crash")
+    click(page, "E5")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "boom in the browser" in page.inner_text("#error")
+    page.click("#takeover")  # play Black yourself
+    wait_for(page, "v.error === null && v.human_to_act && v.players.black === 'human'")
+    click(page, "F6")
+    wait_for(page, "v.live_ply === 2")

@@ -5,7 +5,7 @@ One job per module, in the order data flows through a run
 
 * :mod:`train.config`: every hyper-parameter, from YAML and overrides;
 * :mod:`train.network`: the residual policy-value network;
-* :mod:`train.mcts`: PUCT and Gumbel tree search, values backed up per player;
+* :mod:`train.mcts`: the search core (:mod:`agents.search`) configured as PUCT or Gumbel;
 * :mod:`train.inference`: batched network evaluation of search leaves;
 * :mod:`train.selfplay`: many games in flight, one network batch per step;
 * :mod:`train.executor`: what every self-play backend shares;

@@ -19,11 +19,12 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
 from yinsh_env.state import State
 
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
 from .inference import NetworkEvaluator, resolve_device
-from .mcts import Leaf, Search, run_searches
+from .mcts import network_search
 
 
 class NetAgent(Agent):
@@ -47,6 +48,8 @@ class NetAgent(Agent):
         self.checkpoint = resolve_checkpoint(path)
         model, config, _ = load_model(self.checkpoint)
         self.search_config = config.search
+        #: The variant it was trained for: the arena refuses to pair it with another.
+        self.rings_to_win = config.selfplay.rings_to_win
         self.sims = sims
         torch.set_num_threads(threads)
         self.evaluator = NetworkEvaluator(model, resolve_device(device))
@@ -82,21 +85,33 @@ class NetAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         if sims == 0:
-            logits, _ = self.evaluator([Leaf.of(state)])
+            logits, _ = self.evaluator([network_leaf(state)])
             return legal[int(np.argmax(logits[0]))]
-        search = Search(state.copy(), self.search_config, sims, self.np_rng)
+        return self._search(state, sims).best_action()
+
+    def _search(self, state: State, sims: int) -> Search:
+        search = network_search(state.copy(), self.search_config, sims, self.np_rng)
         run_searches([search], self.evaluator)
-        root = search.root
-        assert root is not None
-        return int(root.actions[search.choose(temperature=0.0)])
+        return search
+
+    def analyse(self, state: State) -> Analysis:
+        """The raw policy and value (``sims=0``), or the search's visits and Q per action."""
+        if self.sims > 0:
+            return self._search(state, self.sims).analysis()
+        leaf = network_leaf(state)
+        logits, values = self.evaluator([leaf])
+        probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
+        lines = tuple(ActionStats(int(a), float(p), 0, None) for a, p in zip(leaf.actions, probs))
+        best = int(leaf.actions[int(np.argmax(logits[0]))])
+        return Analysis(best, state.to_act, float(values[0]), 0, lines, (best,))
 
     def policy(self, state: State) -> dict[int, float]:
         """The raw network policy over the legal actions (for analysis and notebooks)."""
-        logits, _ = self.evaluator([Leaf.of(state)])
+        logits, _ = self.evaluator([network_leaf(state)])
         probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
         return dict(zip(state.legal_actions(), probs.tolist()))
 
     def value(self, state: State) -> float:
         """The network's value of ``state`` for the player to act."""
-        _, values = self.evaluator([Leaf.of(state)])
+        _, values = self.evaluator([network_leaf(state)])
         return float(values[0])

@@ -1,41 +1,116 @@
-"""Every hyper-parameter of a training run, in one typed, nested dataclass.
+"""Every hyper-parameter of a training run: one typed schema, validated by pydantic.
 
 A run is configured from a YAML file (``configs/quick.yaml``) whose sections
-mirror :class:`Config`; anything left out keeps its default.  Command-line
-overrides use dotted keys (``search.simulations=64``), their values read as
-YAML scalars and checked against the field's type.  A misspelt key, a value
-of the wrong type or out of range raises :class:`ConfigError` naming the key,
-before any work starts.  The resolved config is written to the run directory
-(:func:`save_config`), so a run can always be told apart and resumed.
+mirror :class:`Config`; anything left out keeps its default, and the defaults
+live here only, each beside its constraint (``simulations: PositiveInt = 64``).
+Command-line overrides use dotted keys (``search.simulations=64``), their
+values read as YAML scalars.  A misspelt key, a value of the wrong type, out of
+range or not finite raises :class:`ConfigError` naming the key
+(``config file quick.yaml: search.simulations must be positive, got 0``),
+before any work starts; :func:`train.preflight.check_runnable` adds what only
+the machine can tell (the device exists, agent specs resolve).  The resolved
+config is written to the run directory (:func:`save_config`) and into every
+checkpoint, so a run can always be told apart and resumed.
+
+The sections are pydantic dataclasses: attribute access, ``==``,
+``dataclasses.replace`` (which validates again) and ``dataclasses.asdict`` work
+as on plain dataclasses, and constructing one with a bad value raises
+pydantic's ``ValidationError`` (a ``ValueError``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
-from dataclasses import dataclass, field
+import math
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic import dataclasses as pydantic_dataclasses
+from pydantic.fields import FieldInfo
+
+from agents.spec import AgentSpecError, parse_spec
 
 
 class ConfigError(ValueError):
     """A config file or override that cannot be used: the message names the key."""
 
 
-@dataclass
+def _number(value: object) -> object:
+    """Numbers stay numbers; YAML reads ``1e-3`` (no dot) as a string, so numeric
+    strings become floats; booleans are refused (``True == 1`` in Python)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise ValueError("must be a number") from None
+    return value
+
+
+def _spec(value: object) -> object:
+    """An agent spec that parses (``name`` or ``name:key=value,...``); whether the
+    name and keys exist is checked before a run (:mod:`train.preflight`)."""
+    if isinstance(value, str):
+        try:
+            parse_spec(value)
+        except AgentSpecError as err:
+            raise ValueError(str(err)) from None
+    return value
+
+
+def _device(value: object) -> object:
+    if isinstance(value, str) and not (value == "auto" or value.startswith(("cpu", "cuda", "mps"))):
+        raise ValueError("must be auto, cpu, cuda[:N] or mps")
+    return value
+
+
+def _ray_address(value: object) -> object:
+    if isinstance(value, str) and not (
+        value in ("auto", "local") or value.startswith("ray://") or ":" in value
+    ):
+        raise ValueError("must be null (Ray's default), local, auto, ray://host:port or host:port")
+    return value
+
+
+# Field types: integers and booleans are strict (no 2.0, no "yes"); numbers are
+# finite (no nan, no inf).
+Int = Annotated[int, Field(strict=True)]
+PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+Bool = Annotated[bool, Field(strict=True)]
+Number = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False)]
+PositiveNumber = Annotated[Number, Field(gt=0)]
+NonNegativeNumber = Annotated[Number, Field(ge=0)]
+Fraction = Annotated[Number, Field(ge=0, le=1)]
+AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
+Device = Annotated[str, Field(strict=True), BeforeValidator(_device)]
+RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
+
+#: Every section is a pydantic dataclass that refuses unknown keys.
+_SCHEMA = ConfigDict(extra="forbid")
+
+
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class NetworkConfig:
     """The residual tower; see :mod:`train.network`."""
 
-    blocks: int = 6
-    channels: int = 64
+    blocks: PositiveInt = 6
+    channels: PositiveInt = 64
     #: Hidden units of the value (and auxiliary margin) head.
-    value_hidden: int = 64
+    value_hidden: PositiveInt = 64
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class SearchConfig:
     """The tree search used by self-play and by the network agent."""
 
@@ -43,106 +118,124 @@ class SearchConfig:
     #: simulations); ``puct``: AlphaZero's PUCT with Dirichlet root noise.
     algorithm: Literal["gumbel", "puct"] = "gumbel"
     #: Simulations of a full search (the moves that become policy targets).
-    simulations: int = 64
-    c_puct: float = 1.5
+    simulations: PositiveInt = 64
+    c_puct: NonNegativeNumber = 1.5
     #: First-play urgency: an unvisited child is valued at the parent's mean
     #: value minus this (PUCT only).
-    fpu_reduction: float = 0.2
-    dirichlet_alpha: float = 0.25
-    dirichlet_fraction: float = 0.25
+    fpu_reduction: Number = 0.2
+    dirichlet_alpha: NonNegativeNumber = 0.25
+    dirichlet_fraction: Fraction = 0.25
     #: Actions sampled at the root by Gumbel-top-k (Gumbel only).
-    gumbel_considered: int = 16
+    gumbel_considered: PositiveInt = 16
     #: sigma(q) = (c_visit + max visits) * c_scale * q01, as in Gumbel MuZero
     #: (c_visit 50, c_scale 1): with q01 = (q + 1) / 2, a value gap of 0.4 (a
     #: row made) weighs about 10 logits in the policy target.
-    gumbel_c_visit: float = 50.0
-    gumbel_c_scale: float = 1.0
+    gumbel_c_visit: Number = 50.0
+    gumbel_c_scale: Number = 1.0
     #: Map Q to [0, 1] by its min and max over the edges (mctx) instead of its
     #: fixed range [-1, 1]; min-max turns an untrained value head's noise into
     #: confident policy targets, which slows early learning.
-    gumbel_rescale_q: bool = False
+    gumbel_rescale_q: Bool = False
     #: Keep the chosen child's subtree for the next move.
-    reuse_tree: bool = True
+    reuse_tree: Bool = True
 
 
-@dataclass
+def _temperature_schedule(schedule: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    if not schedule or schedule[0][0] != 0:
+        raise ValueError("must start with a step at ply 0")
+    plies = [ply for ply, _ in schedule]
+    if plies != sorted(set(plies)) or any(t < 0 for _, t in schedule):
+        raise ValueError("needs increasing plies and temperatures >= 0")
+    return schedule
+
+
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class SelfPlayConfig:
     """How self-play games are played and which positions become targets."""
 
-    games_per_iteration: int = 64
+    games_per_iteration: PositiveInt = 64
     #: Games advanced together in one process; their leaves form one batch.
-    games_in_flight: int = 64
+    games_in_flight: PositiveInt = 64
     #: Playout-cap randomisation: a move gets a full search (and becomes a
     #: policy target) with this probability, else a fast one.
-    full_search_prob: float = 0.25
-    fast_simulations: int = 16
+    full_search_prob: Fraction = 0.25
+    fast_simulations: PositiveInt = 16
     #: Record positions with a single legal action too (value targets only,
     #: in effect: e.g. the removal of the only row just made).
-    record_forced: bool = True
+    record_forced: Bool = True
     #: (from ply, temperature) steps: moves are sampled with the temperature of
     #: the last step at or before the ply; 0 plays the best move.
-    temperature: list[tuple[int, float]] = field(default_factory=lambda: [(0, 1.0), (30, 0.0)])
+    temperature: Annotated[
+        list[tuple[NonNegativeInt, Number]], AfterValidator(_temperature_schedule)
+    ] = Field(default_factory=lambda: [(0, 1.0), (30, 0.0)])
     #: Resign when the searched value of the player to act stays below this for
     #: ``resign_moves`` consecutive searches; -1 never resigns.
-    resign_threshold: float = -0.95
-    resign_moves: int = 3
+    resign_threshold: Annotated[Number, Field(ge=-1, le=1)] = -0.95
+    resign_moves: PositiveInt = 3
     #: Share of games that never resign, to measure false resignations.
-    resign_disabled_fraction: float = 0.2
-    rings_to_win: int = 3
+    resign_disabled_fraction: Fraction = 0.2
+    rings_to_win: Annotated[int, Field(strict=True, ge=1, le=5)] = 3
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class ReplayConfig:
     """The replay window that training samples from."""
 
     #: Positions kept (the oldest games are dropped first).
-    window: int = 50_000
-    #: Training waits until the window holds this many positions.
-    min_positions: int = 1_000
+    window: PositiveInt = 50_000
+    #: Training waits until the window holds this many positions (at most ``window``).
+    min_positions: NonNegativeInt = 1_000
     #: Augment each sample with a random one of the 12 board symmetries.
-    symmetries: bool = True
+    symmetries: Bool = True
+
+    def __post_init__(self) -> None:
+        if self.min_positions > self.window:
+            raise ValueError(
+                f"replay.min_positions ({self.min_positions}) exceeds replay.window ({self.window})"
+            )
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class OptimConfig:
     """The learner: AdamW, a learning-rate schedule and the loss weights."""
 
-    batch_size: int = 256
-    steps_per_iteration: int = 64
-    lr: float = 2e-3
+    batch_size: PositiveInt = 256
+    steps_per_iteration: NonNegativeInt = 64
+    lr: PositiveNumber = 2e-3
     lr_schedule: Literal["cosine", "constant"] = "cosine"
-    warmup_steps: int = 100
+    warmup_steps: NonNegativeInt = 100
     #: The cosine schedule decays to ``lr * final_lr_fraction``.
-    final_lr_fraction: float = 0.1
-    weight_decay: float = 1e-4
-    grad_clip: float = 5.0
-    value_weight: float = 1.0
+    final_lr_fraction: Fraction = 0.1
+    weight_decay: NonNegativeNumber = 1e-4
+    grad_clip: NonNegativeNumber = 5.0
+    value_weight: NonNegativeNumber = 1.0
     #: Auxiliary target: final rings-removed margin (0 disables).
-    margin_weight: float = 0.25
+    margin_weight: NonNegativeNumber = 0.25
     #: Auxiliary target: who owns each point's marker at the end (0 disables).
-    ownership_weight: float = 0.0
+    ownership_weight: NonNegativeNumber = 0.0
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class EvalConfig:
     """Periodic evaluation through the arena during the run."""
 
     #: Evaluate every this many iterations (0: only after the last one).
-    every: int = 10
+    every: NonNegativeInt = 10
     #: Games per pairing of the raw policy (half with each colour).
-    games: int = 20
-    #: Baselines the current network plays, raw (sims=0) and with search.
-    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    games: PositiveInt = 20
+    #: Baselines the current network plays, raw (sims=0) and with search
+    #: (agent specs, see :mod:`agents.spec`).
+    opponents: list[AgentSpec] = Field(default_factory=lambda: ["random", "greedy"])
     #: Simulations of the "with search" network agent, and its games per
     #: pairing (0 skips it).
-    simulations: int = 32
-    search_games: int = 10
+    simulations: NonNegativeInt = 32
+    search_games: NonNegativeInt = 10
     #: Earlier evaluated checkpoints joining the Elo round robin.
-    elo_checkpoints: int = 2
-    workers: int = 1
+    elo_checkpoints: NonNegativeInt = 2
+    workers: PositiveInt = 1
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class RayConfig:
     """Self-play on a Ray cluster (``backend: ray``); see :mod:`train.ray_backend`."""
 
@@ -151,146 +244,54 @@ class RayConfig:
     #: ``local``: always a new local Ray; ``auto``: the cluster this machine
     #: joined with ``ray start``; ``ray://head:10001``: a remote cluster
     #: through Ray Client; ``host:port``: a cluster's GCS address.
-    address: str | None = None
+    address: RayAddress = None
     #: Self-play actors; 0 takes as many as the cluster's CPUs hold.
-    actors: int = 0
+    actors: NonNegativeInt = 0
     #: Resources each actor reserves (fractions share a device).
-    cpus_per_actor: float = 1.0
-    gpus_per_actor: float = 0.0
+    cpus_per_actor: NonNegativeNumber = 1.0
+    gpus_per_actor: NonNegativeNumber = 0.0
     #: Games per task: the iteration's games go out in tasks of this size and
     #: come back as they finish; 0: ``selfplay.games_in_flight`` (full network
     #: batches), fewer where that would leave an actor without a task.
-    games_per_task: int = 0
+    games_per_task: NonNegativeInt = 0
     #: Actor deaths tolerated in one iteration (each dead actor is replaced
     #: and its unfinished tasks resubmitted) before the run stops.
-    max_actor_failures: int = 8
+    max_actor_failures: NonNegativeInt = 8
     #: Send this checkout's packages (yinsh_env, agents, train) to the cluster
     #: with the job, for clusters where the project is not installed.
-    ship_code: bool = False
+    ship_code: Bool = False
 
 
-@dataclass
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class Config:
     """A whole training run."""
 
-    seed: int = 0
-    iterations: int = 100
+    #: Seeds every game (with the iteration and game number), the network's
+    #: initialisation and the learner's sampling.
+    seed: NonNegativeInt = 0
+    iterations: PositiveInt = 100
     #: ``auto`` takes CUDA when available, else the CPU.
-    device: str = "auto"
+    device: Device = "auto"
     #: torch.set_num_threads for the learner and in-process self-play.
-    threads: int = 1
+    threads: PositiveInt = 1
     #: bfloat16 autocast for network evaluation and training (GPU runs).
-    amp: bool = False
+    amp: Bool = False
     #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or
     #: ``ray`` (Ray actors, configured in the ``ray`` section).
     backend: Literal["inprocess", "process", "ray"] = "inprocess"
-    workers: int = 1
+    workers: PositiveInt = 1
     #: Iteration checkpoints kept besides the evaluated and best ones.
-    keep_checkpoints: int = 3
-    network: NetworkConfig = field(default_factory=NetworkConfig)
-    search: SearchConfig = field(default_factory=SearchConfig)
-    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
-    replay: ReplayConfig = field(default_factory=ReplayConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    ray: RayConfig = field(default_factory=RayConfig)
-
-    def validate(self) -> None:
-        """Raise :class:`ConfigError` naming the first value out of its range."""
-        positive = {
-            "iterations": self.iterations,
-            "threads": self.threads,
-            "workers": self.workers,
-            "keep_checkpoints": self.keep_checkpoints,
-            "network.blocks": self.network.blocks,
-            "network.channels": self.network.channels,
-            "network.value_hidden": self.network.value_hidden,
-            "search.simulations": self.search.simulations,
-            "search.gumbel_considered": self.search.gumbel_considered,
-            "selfplay.games_per_iteration": self.selfplay.games_per_iteration,
-            "selfplay.games_in_flight": self.selfplay.games_in_flight,
-            "selfplay.fast_simulations": self.selfplay.fast_simulations,
-            "selfplay.resign_moves": self.selfplay.resign_moves,
-            "replay.window": self.replay.window,
-            "optim.batch_size": self.optim.batch_size,
-            "optim.lr": self.optim.lr,
-            "eval.games": self.eval.games,
-            "eval.workers": self.eval.workers,
-        }
-        for key, value in positive.items():
-            if value <= 0:
-                raise ConfigError(f"config {key} must be positive, got {value}")
-        non_negative = {
-            "search.c_puct": self.search.c_puct,
-            "search.dirichlet_alpha": self.search.dirichlet_alpha,
-            "optim.steps_per_iteration": self.optim.steps_per_iteration,
-            "optim.warmup_steps": self.optim.warmup_steps,
-            "optim.weight_decay": self.optim.weight_decay,
-            "optim.grad_clip": self.optim.grad_clip,
-            "optim.value_weight": self.optim.value_weight,
-            "optim.margin_weight": self.optim.margin_weight,
-            "optim.ownership_weight": self.optim.ownership_weight,
-            "replay.min_positions": self.replay.min_positions,
-            "eval.every": self.eval.every,
-            "eval.simulations": self.eval.simulations,
-            "eval.search_games": self.eval.search_games,
-            "eval.elo_checkpoints": self.eval.elo_checkpoints,
-            "ray.actors": self.ray.actors,
-            "ray.cpus_per_actor": self.ray.cpus_per_actor,
-            "ray.gpus_per_actor": self.ray.gpus_per_actor,
-            "ray.games_per_task": self.ray.games_per_task,
-            "ray.max_actor_failures": self.ray.max_actor_failures,
-        }
-        for key, value in non_negative.items():
-            if value < 0:
-                raise ConfigError(f"config {key} must be >= 0, got {value}")
-        fractions = {
-            "search.dirichlet_fraction": self.search.dirichlet_fraction,
-            "selfplay.full_search_prob": self.selfplay.full_search_prob,
-            "selfplay.resign_disabled_fraction": self.selfplay.resign_disabled_fraction,
-            "optim.final_lr_fraction": self.optim.final_lr_fraction,
-        }
-        for key, value in fractions.items():
-            if not 0.0 <= value <= 1.0:
-                raise ConfigError(f"config {key} must be in [0, 1], got {value}")
-        if not -1.0 <= self.selfplay.resign_threshold <= 1.0:
-            raise ConfigError(
-                f"config selfplay.resign_threshold must be in [-1, 1], "
-                f"got {self.selfplay.resign_threshold}"
-            )
-        if not 1 <= self.selfplay.rings_to_win <= 5:
-            raise ConfigError(
-                f"config selfplay.rings_to_win must be in 1..5, got {self.selfplay.rings_to_win}"
-            )
-        schedule = self.selfplay.temperature
-        if not schedule or schedule[0][0] != 0:
-            raise ConfigError("config selfplay.temperature must start with a step at ply 0")
-        plies = [ply for ply, _ in schedule]
-        if plies != sorted(set(plies)) or any(t < 0 for _, t in schedule):
-            raise ConfigError(
-                "config selfplay.temperature needs increasing plies and temperatures >= 0, "
-                f"got {schedule}"
-            )
-        if self.device != "auto" and not self.device.startswith(("cpu", "cuda", "mps")):
-            raise ConfigError(
-                f"config device must be auto, cpu, cuda[:N] or mps, got {self.device!r}"
-            )
-        address = self.ray.address
-        if address is not None and not (
-            address in ("auto", "local") or address.startswith("ray://") or ":" in address
-        ):
-            raise ConfigError(
-                "config ray.address must be null (Ray's default), local, auto, "
-                f"ray://host:port or host:port, got {address!r}"
-            )
-        if self.replay.min_positions > self.replay.window:
-            raise ConfigError(
-                f"config replay.min_positions ({self.replay.min_positions}) exceeds "
-                f"replay.window ({self.replay.window})"
-            )
+    keep_checkpoints: PositiveInt = 3
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    replay: ReplayConfig = Field(default_factory=ReplayConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    ray: RayConfig = Field(default_factory=RayConfig)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (lists for tuples), as written to ``config.yaml``."""
+        """Plain dict (lists for tuples), as written to ``config.yaml`` and checkpoints."""
         return _plain(dataclasses.asdict(self))
 
 
@@ -302,6 +303,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_ADAPTER: TypeAdapter[Config] = TypeAdapter(Config)
+
+
 # --- building a Config from dicts, files and overrides ---------------------------
 
 
@@ -309,10 +313,10 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> Config:
     """A validated :class:`Config` from nested dicts; ``source`` names them in errors."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of sections, got {type(data).__name__}")
-    config = _build(Config, data, prefix="", source=source)
-    assert isinstance(config, Config)
-    config.validate()
-    return config
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        raise ConfigError(f"{source}: {_describe(err)}") from None
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Config:
@@ -346,7 +350,13 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     except yaml.YAMLError:
         value = raw
     parts = key.split(".")
-    _check_key_path(parts, item)
+    for i, part in enumerate(parts):
+        section = _section_at(parts[:i])
+        fields = _fields(section)
+        if part not in fields:
+            raise ConfigError(f"override {item!r}: {_unknown(parts[: i + 1], section)}")
+        if i < len(parts) - 1 and not _is_section(fields[part].annotation):
+            raise ConfigError(f"override {item!r}: {'.'.join(parts[: i + 1])!r} is not a section")
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
@@ -356,100 +366,110 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     node[parts[-1]] = value
 
 
-def _check_key_path(parts: list[str], item: str) -> None:
-    cls: Any = Config
-    for i, part in enumerate(parts):
-        hints = _hints(cls)
-        if part not in hints:
-            where = ".".join(parts[:i]) or "the top level"
-            raise ConfigError(
-                f"override {item!r}: unknown key {'.'.join(parts[: i + 1])!r} "
-                f"(keys of {where}: {', '.join(hints)})"
-            )
-        cls = hints[part]
-        if i < len(parts) - 1 and not dataclasses.is_dataclass(cls):
-            raise ConfigError(f"override {item!r}: {'.'.join(parts[: i + 1])!r} is not a section")
-
-
 def save_config(config: Config, path: str | Path) -> None:
     """Write the resolved config as YAML (read back by :func:`load_config`)."""
     Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
-def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+# --- error messages that name the key -----------------------------------------------
 
 
-def _build(cls: Any, data: dict[str, Any], prefix: str, source: str) -> Any:
-    hints = _hints(cls)
-    unknown = [k for k in data if k not in hints]
-    if unknown:
-        key = prefix + str(unknown[0])
-        raise ConfigError(
-            f"{source}: unknown key {key!r} (keys{' of ' + prefix[:-1] if prefix else ''}: "
-            f"{', '.join(hints)})"
-        )
-    kwargs = {}
-    for name, value in data.items():
-        kwargs[name] = _check(hints[name], value, prefix + name, source)
-    return cls(**kwargs)
+def _fields(section: Any) -> dict[str, FieldInfo]:
+    return dict(section.__pydantic_fields__)
 
 
-def _check(kind: Any, value: Any, key: str, source: str) -> Any:
-    """``value`` converted to ``kind`` (a field's type), or ConfigError naming ``key``."""
-    if dataclasses.is_dataclass(kind):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{source}: {key} must be a section (mapping), got {value!r}")
-        return _build(kind, value, key + ".", source)
-    origin = typing.get_origin(kind)
-    args = typing.get_args(kind)
-    if origin is Literal:
-        if value not in args:
-            choices = ", ".join(repr(a) for a in args)
-            raise ConfigError(f"{source}: {key} must be one of {choices}, got {value!r}")
-        return value
-    if origin in (Union, types.UnionType):
-        for option in args:
-            try:
-                return _check(option, value, key, source)
-            except ConfigError:
-                continue
-        raise ConfigError(f"{source}: {key} has the wrong type: {value!r}")
-    if origin is list:
-        if not isinstance(value, list):
-            raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
-        return [_check(args[0], v, f"{key}[{i}]", source) for i, v in enumerate(value)]
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)) or len(value) != len(args):
-            raise ConfigError(
-                f"{source}: {key} must be a list of {len(args)} values, got {value!r}"
-            )
-        return tuple(
-            _check(a, v, f"{key}[{i}]", source) for i, (a, v) in enumerate(zip(args, value))
-        )
-    if kind is type(None):
-        if value is not None:
-            raise ConfigError(f"{source}: {key} must be null, got {value!r}")
-        return None
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
-        return value
-    if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
-        return value
-    if kind is float:
-        if isinstance(value, str):  # YAML reads 1e-3 (no dot) as a string
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
-        return float(value)
-    if kind is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
-        return value
-    raise ConfigError(f"{source}: {key} has an unsupported type {kind!r}")  # pragma: no cover
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and hasattr(annotation, "__pydantic_fields__")
+
+
+def _section_at(path: list[str] | tuple[Any, ...]) -> Any:
+    """The section class at a key path (``["search"]`` -> SearchConfig)."""
+    section: Any = Config
+    for part in path:
+        annotation = _fields(section).get(str(part))
+        if annotation is None or not _is_section(annotation.annotation):
+            break
+        section = annotation.annotation
+    return section
+
+
+def _is_section_key(loc: list[str]) -> bool:
+    info = _fields(_section_at(loc[:-1])).get(loc[-1]) if loc else None
+    return info is not None and _is_section(info.annotation)
+
+
+def _unknown(path: list[str], section: Any) -> str:
+    where = ".".join(path[:-1]) or "the top level"
+    return f"unknown key {'.'.join(path)!r} (keys of {where}: {', '.join(_fields(section))})"
+
+
+def _describe(err: ValidationError) -> str:
+    """The first problem of a validation error, naming its dotted key."""
+    error = err.errors()[0]
+    loc = [str(part) for part in error["loc"] if not isinstance(part, int)]
+    indices = "".join(f"[{part}]" for part in error["loc"] if isinstance(part, int))
+    key = ".".join(loc) + indices
+    kind, value = error["type"], error.get("input")
+    got = f", got {value!r}"
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        return _unknown(loc, _section_at(loc[:-1]))
+    if kind in ("dataclass_type", "dataclass_args_type", "model_type", "dict_type"):
+        return f"{key} must be a section (mapping){got}"
+    if not key or (kind == "value_error" and _is_section_key(loc)):
+        return _error_text(error)  # a check across fields: its message names the keys
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{key} must be a finite number{got}"
+    if kind.startswith(("greater_than", "less_than")):
+        return f"{key} {_range_phrase(loc, error.get('ctx', {}))}{got}"
+    phrases = {
+        "int_type": "must be an integer",
+        "int_from_float": "must be an integer",
+        "bool_type": "must be true or false",
+        "float_type": "must be a number",
+        "float_parsing": "must be a number",
+        "finite_number": "must be a finite number",
+        "string_type": "must be a string",
+        "list_type": "must be a list",
+        "tuple_type": "must be a list of values",
+        "too_short": "has too few values",
+        "too_long": "has too many values",
+    }
+    if kind == "literal_error":
+        return f"{key} must be one of {error['ctx']['expected']}{got}"
+    if kind in phrases:
+        return f"{key} {phrases[kind]}{got}"
+    text = _error_text(error)
+    return f"{key} {text}" + ("" if repr(value) in text else got)
+
+
+def _error_text(error: Any) -> str:
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
+
+
+def _range_phrase(loc: list[str], ctx: dict[str, Any]) -> str:
+    """``must be positive``, ``must be >= 0`` or ``must be in [0, 1]`` for a field's bounds."""
+    bounds: dict[str, Any] = {}
+    if loc:
+        info = _fields(_section_at(loc[:-1])).get(loc[-1])
+        for item in getattr(info, "metadata", []):
+            for name in ("gt", "ge", "lt", "le"):
+                if getattr(item, name, None) is not None:
+                    bounds[name] = getattr(item, name)
+    bounds = bounds or dict(ctx)
+    low = bounds.get("ge", bounds.get("gt"))
+    high = bounds.get("le", bounds.get("lt"))
+    if low is not None and high is not None:
+        return f"must be in [{_num(low)}, {_num(high)}]"
+    if bounds.get("gt") == 0:
+        return "must be positive"
+    if "ge" in bounds:
+        return f"must be >= {_num(bounds['ge'])}"
+    if "gt" in bounds:
+        return f"must be > {_num(bounds['gt'])}"
+    return f"must be <= {_num(high)}"
+
+
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

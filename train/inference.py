@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from agents.search import Leaf
 from yinsh_env.actions import N_ACTIONS
 
-from .mcts import Leaf
 from .network import PolicyValueNet
 
 
@@ -29,7 +29,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 class NetworkEvaluator:
-    """Evaluates batches of leaves: implements :data:`train.mcts.BatchEvaluator`."""
+    """Evaluates batches of leaves: implements :data:`agents.search.BatchEvaluator`."""
 
     def __init__(self, model: PolicyValueNet, device: torch.device, amp: bool = False) -> None:
         self.model = model.to(device).eval()
@@ -44,7 +44,7 @@ class NetworkEvaluator:
 
     def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
         start = time.perf_counter()
-        planes = torch.from_numpy(np.stack([leaf.planes for leaf in leaves]))
+        planes = torch.from_numpy(np.stack([leaf.planes for leaf in leaves]))  # type: ignore[misc]
         lengths = [len(leaf.actions) for leaf in leaves]
         flat = np.concatenate([leaf.actions + i * N_ACTIONS for i, leaf in enumerate(leaves)])
         index = torch.from_numpy(flat)

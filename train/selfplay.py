@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.search import BatchEvaluator, Leaf, Node, Search, advance
 from yinsh_env.observation import bitboard_plane, encode
 from yinsh_env.state import State
 
 from .config import SearchConfig, SelfPlayConfig
-from .mcts import BatchEvaluator, Leaf, Node, Search, advance
+from .mcts import search_rules
 from .replay import GameSamples, pack_planes
 
 
@@ -97,6 +98,7 @@ class SelfPlayGame:
         self.index = index
         self.rng = np.random.default_rng(seed)
         self.search_config = search
+        self.rules = search_rules(search)
         self.config = selfplay
         self.state = State(rings_to_win=selfplay.rings_to_win)
         self.search: Search | None = None
@@ -139,8 +141,8 @@ class SelfPlayGame:
         self.full = bool(self.rng.random() < self.config.full_search_prob)
         sims = self.search_config.simulations if self.full else self.config.fast_simulations
         temperature = temperature_at(self.config.temperature, self.state.ply)
-        noise = self.full or (self.search_config.algorithm == "gumbel" and temperature > 0)
-        self.search = Search(self.state, self.search_config, sims, self.rng, noise, self.tree)
+        noise = self.full or (self.rules.samples_with_noise and temperature > 0)
+        self.search = Search(self.state, self.rules, sims, self.rng, noise, self.tree)
 
     def _finish_move(self) -> None:
         search = self.search

@@ -48,6 +48,7 @@ from .executor import SelfPlayExecutor
 from .inference import resolve_device
 from .learner import Learner
 from .network import PolicyValueNet, count_parameters
+from .preflight import check_runnable
 from .replay import ReplayBuffer
 from .selfplay import SelfPlayResult
 from .workers import make_executor
@@ -203,7 +204,12 @@ def run(
     progress: bool = True,
     on_iteration: Callable[[int, dict[str, float]], None] | None = None,
 ) -> Path:
-    """Train until ``config.iterations``; returns the last checkpoint's path."""
+    """Train until ``config.iterations``; returns the last checkpoint's path.
+
+    Raises :class:`ConfigError` naming the key, before anything is written,
+    for a config this machine cannot run (:func:`train.preflight.check_runnable`).
+    """
+    check_runnable(config)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     state = prepare(config, run_dir, resume)

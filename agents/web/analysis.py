@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from yinsh_env import State, action_to_str
 
 from ..base import Agent
@@ -73,68 +71,24 @@ class Analysis:
 
 
 def analyse(agent: Agent, state: State) -> Analysis:
-    """Ask ``agent`` about ``state`` (left unchanged); raises ValueError once the game is over."""
+    """Ask ``agent`` about ``state`` (left unchanged); raises ValueError once the game is over.
+
+    Reads the agents' one analysis hook, :meth:`agents.base.Agent.analyse`.
+    """
     if state.is_terminal:
         raise ValueError(f"the game is over in {state.to_text()!r}: nothing to analyse")
     legal = state.legal_actions()
     player = state.to_act
     if len(legal) == 1:
         return Analysis(agent.name, legal[0], None, [MoveInfo(legal[0], 1.0)], player)
-    if hasattr(agent, "evaluator") and hasattr(agent, "search_config"):
-        return _network(agent, state, player)
-    if hasattr(agent, "search") and hasattr(agent, "last_visits"):
-        return _mcts(agent, state, player)
-    return Analysis(agent.name, agent.act(state.copy()), None, [], player)
-
-
-def _network(agent: Any, state: State, player: int) -> Analysis:
-    """The network agent: raw priors and value, plus its search when ``sims > 0``."""
-    from train.mcts import Leaf, Search, run_searches, softmax
-
-    logits, values = agent.evaluator([Leaf.of(state)])
-    legal = np.asarray(state.legal_actions())
-    priors = softmax(logits[0])
-    value = float(values[0])
-    if agent.sims <= 0:
-        order = np.argsort(-priors)[:TOP_MOVES]
-        moves = [MoveInfo(int(legal[i]), float(priors[i])) for i in order]
-        return Analysis(agent.name, int(legal[order[0]]), value, moves, player)
-    search = Search(state.copy(), agent.search_config, agent.sims, agent.np_rng)
-    run_searches([search], agent.evaluator)
-    root = search.root
-    assert root is not None
-    best = int(root.actions[search.choose(temperature=0.0)])
-    visits = root.visits
-    q = np.divide(root.value_sum, visits, out=np.full(len(visits), np.nan), where=visits > 0)
-    order = np.lexsort((-root.prior, -visits))[:TOP_MOVES]
-    moves = [
-        MoveInfo(
-            int(root.actions[i]),
-            float(root.prior[i]),
-            int(visits[i]),
-            None if np.isnan(q[i]) else float(q[i]),
-        )
-        for i in order
-    ]
-    return Analysis(agent.name, best, search.root_value(), moves, player)
-
-
-def _mcts(agent: Any, state: State, player: int) -> Analysis:
-    """The UCT baseline: visits and mean results of the root's children."""
-    root = agent.search(state)
-    children = root.children
-    # As the agent chooses: a proven win first, then visits; proven losses last.
+    found = agent.analyse(state.copy())
+    searched = found.simulations > 0
+    # The agent's move first, then the most visited (a search), else the most likely.
     ranked = sorted(
-        children.items(),
-        key=lambda item: (item[1].proven != player, item[1].proven == 1 - player, -item[1].visits),
-    )
-    visits = sum(child.visits for child in children.values())
-    wins = sum(child.wins for child in children.values())
-    # A child's wins are the mean result in [0, 1] of the player who chose it:
-    # the player to act here.
-    value = 2.0 * wins / visits - 1.0 if visits else None
+        found.lines, key=lambda line: (line.action != found.action, -line.visits, -line.prior)
+    )[:TOP_MOVES]
     moves = [
-        MoveInfo(a, None, c.visits, 2.0 * c.wins / c.visits - 1.0 if c.visits else None)
-        for a, c in ranked[:TOP_MOVES]
+        MoveInfo(line.action, line.prior, line.visits if searched else None, line.q)
+        for line in ranked
     ]
-    return Analysis(agent.name, ranked[0][0], value, moves, player)
+    return Analysis(agent.name, found.action, found.value, moves, player)

@@ -45,7 +45,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..spec import available_agents
 from .geometry import board_geometry
-from .session import HUMAN, GameSession, SessionError, SessionStore
+from .session import HUMAN, GameSession, SessionError
+from .store import SessionStore
 
 #: Largest request body accepted (a long record is a few kB).
 MAX_BODY = 1 << 20

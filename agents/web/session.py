@@ -19,8 +19,6 @@ players) or let a person take over that side.
 from __future__ import annotations
 
 import contextlib
-import json
-import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -567,95 +565,3 @@ def _close_later(agent: Agent) -> None:
 def _quiet_close(agent: Agent) -> None:
     with contextlib.suppress(Exception):  # closing is best effort
         agent.close()
-
-
-class SessionStore:
-    """The games being played, by id (a server holds one store)."""
-
-    def __init__(
-        self,
-        think_timeout: float = 120.0,
-        max_games: int = 64,
-    ) -> None:
-        self.think_timeout = think_timeout
-        self.max_games = max_games
-        self._games: dict[str, GameSession] = {}
-        self._lock = threading.Lock()
-
-    def create(self, options: dict[str, Any]) -> GameSession:
-        """A new game from the page's options (``white``, ``black``, ``text``, ``rings_to_win``)."""
-        allowed = {"white", "black", "text", "rings_to_win", "seed", "delay"}
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise SessionError(f"unknown option(s) {unknown} (allowed: {sorted(allowed)})")
-        white = _string(options, "white", HUMAN)
-        black = _string(options, "black", HUMAN)
-        rings = options.get("rings_to_win", 3)
-        if isinstance(rings, bool) or not isinstance(rings, int) or not 1 <= rings <= 5:
-            raise SessionError(f"rings_to_win must be an integer in 1..5, got {rings!r}")
-        seed = options.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise SessionError(f"seed must be an integer, got {seed!r}")
-        delay = options.get("delay")
-        if delay is not None and (
-            isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 10
-        ):
-            raise SessionError(f"delay must be a number of seconds in 0..10, got {delay!r}")
-        start: State | None = State(rings_to_win=rings)
-        actions: list[int] = []
-        text = _string(options, "text", "")
-        if text:
-            start, actions, _ = parse_game_text(text)
-        with self._lock:
-            if len(self._games) >= self.max_games:
-                raise SessionError(
-                    f"{self.max_games} games are open: delete one (DELETE /api/games/ID)", 429
-                )
-            game_id = secrets.token_hex(4)
-            while game_id in self._games:
-                game_id = secrets.token_hex(4)
-        game = GameSession(
-            game_id,
-            white,
-            black,
-            start=start,
-            actions=actions,
-            think_timeout=self.think_timeout,
-            delay=None if delay is None else float(delay),
-            seed=seed,
-        )
-        with self._lock:
-            self._games[game_id] = game
-        return game
-
-    def get(self, game_id: str) -> GameSession:
-        with self._lock:
-            game = self._games.get(game_id)
-        if game is None:
-            raise SessionError(f"no game with id {game_id!r}", 404)
-        return game
-
-    def delete(self, game_id: str) -> None:
-        with self._lock:
-            game = self._games.pop(game_id, None)
-        if game is None:
-            raise SessionError(f"no game with id {game_id!r}", 404)
-        game.close()
-
-    def ids(self) -> list[str]:
-        with self._lock:
-            return list(self._games)
-
-    def close(self) -> None:
-        with self._lock:
-            games = list(self._games.values())
-            self._games.clear()
-        for game in games:
-            game.close()
-
-
-def _string(options: dict[str, Any], key: str, default: str) -> str:
-    value = options.get(key, default)
-    if not isinstance(value, str):
-        raise SessionError(f"{key} must be a string, got {json.dumps(value)}")
-    return value

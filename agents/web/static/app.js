@@ -413,11 +413,12 @@ function draw() {
 async function refresh() {
   if (!app.id) return;
   const game = await api("GET", `/api/games/${app.id}`);
-  const changed = !app.game || game.version !== app.game.version;
+  // A finished analysis or a reseat changes the version too: keep a picked ring then.
+  const moved = !app.game || game.live_ply !== app.game.live_ply || game.id !== app.game.id;
   app.game = game;
   if (app.viewPly !== null && app.viewPly > game.live_ply) app.viewPly = null;
   app.view = app.viewPly === null ? game : await api("GET", `/api/games/${app.id}?ply=${app.viewPly}`);
-  if (changed) {
+  if (moved) {
     app.selected = null;
     app.rowAnchor = [];
   }
@@ -544,11 +545,14 @@ function wire() {
   };
   $("new-game").onsubmit = (event) => {
     event.preventDefault();
-    attempt(() => newGame({
-      white: $("new-white").value.trim() || "human",
-      black: $("new-black").value.trim() || "human",
-      rings_to_win: Number($("new-rings").value),
-    }));
+    attempt(async () => {
+      await newGame({
+        white: $("new-white").value.trim() || "human",
+        black: $("new-black").value.trim() || "human",
+        rings_to_win: Number($("new-rings").value),
+      });
+      $("new-game").hidden = true;
+    });
   };
   $("live").onclick = () => showPly(app.game.live_ply);
   $("overlay").onchange = () => { maybeAnalyse(); draw(); };

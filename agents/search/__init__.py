@@ -1,0 +1,42 @@
+"""One tree search for every agent that searches: the ``mcts`` baseline and the trainer.
+
+* :mod:`~agents.search.tree`: the node class, the value convention (stated
+  there once), per-player backup and MCTS-Solver proofs;
+* :mod:`~agents.search.rules`: root and interior selection (UCT, PUCT, Gumbel
+  with sequential halving), the move choice and the policy target;
+* :mod:`~agents.search.core`: :class:`Search`, driven one leaf at a time so
+  that many searches batch their leaves (:func:`run_searches`);
+* :mod:`~agents.search.rollout`: the heuristic-scored rollout evaluator; the
+  network evaluator lives in :mod:`train.inference`;
+* :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found.
+"""
+
+from .analysis import ActionStats, Analysis, analysis_of
+from .core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
+from .rollout import RolloutEvaluator
+from .rules import PUCT, UCT, Gumbel, RootPlan, Rules, considered_visits, dirichlet_prior
+from .tree import UNPROVEN, Leaf, Node, advance, backup
+
+__all__ = [
+    "PUCT",
+    "UCT",
+    "UNPROVEN",
+    "ActionStats",
+    "Analysis",
+    "BatchEvaluator",
+    "Gumbel",
+    "Leaf",
+    "LeafMaker",
+    "Node",
+    "RolloutEvaluator",
+    "RootPlan",
+    "Rules",
+    "Search",
+    "advance",
+    "analysis_of",
+    "backup",
+    "considered_visits",
+    "dirichlet_prior",
+    "network_leaf",
+    "run_searches",
+]
