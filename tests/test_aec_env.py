@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pickle
-import re
 import warnings
 from collections.abc import Iterator
 
 import numpy as np
 import pettingzoo
 import pytest
+from helpers import LAST_MARKER, OPPONENT_ROW, OWN_ROW, SECOND_PASS
 
 from yinsh_env import (
     ACTION_NAMES,
@@ -22,7 +22,6 @@ from yinsh_env import (
 )
 from yinsh_env import raw_env as make_raw_env
 from yinsh_env.aec_env import AGENTS, ClassicWrapper, raw_env, standard_wrappers
-from yinsh_env.geometry import COLUMN_LETTERS, POINTS
 from yinsh_env.observation import decode, encode
 
 with warnings.catch_warnings():  # pettingzoo.test imports connect four the deprecated way
@@ -36,31 +35,6 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
-
-
-def position(pieces: dict[str, str], rest: str) -> str:
-    """Position text with ``pieces`` (point name -> R r M m) and the other fields."""
-    columns = [""] * 11
-    for c, n in POINTS:
-        columns[c] += pieces.get(f"{COLUMN_LETTERS[c]}{n}", ".")
-    board = "/".join(re.sub(r"\.+", lambda m: str(len(m.group())), col) for col in columns)
-    return f"{board} {rest}"
-
-
-# White's ring E7 moves to E8, leaving a marker that completes White's row E3-E7.
-OWN_ROW = position(
-    {"E3": "M", "E4": "M", "E5": "M", "E6": "M", "E7": "R", "A2": "r", "K10": "r"},
-    "w move - 2-1 30 0 3",
-)
-# White's ring E5 jumps F5 to G5, flipping it: Black's row F3-F7 stands, White has none.
-OPPONENT_ROW = position(
-    {"F3": "m", "F4": "m", "F5": "M", "F6": "m", "F7": "m", "E5": "R", "A2": "r", "K10": "r"},
-    "w move - 1-2 30 0 3",
-)
-# White moves with one marker left in the pool: the game ends, Black ahead on rings.
-LAST_MARKER = position({"E5": "R", "A2": "r", "K10": "r"}, "w move - 0-1 1 0 3")
-# White's only ring is walled in (A2) after Black passed: White's pass ends the game.
-SECOND_PASS = position({"A2": "R", "A3": "r", "B2": "r", "B3": "r"}, "w move - 2-1 20 1 3")
 
 
 def play(e: object, actions: list[str]) -> list[str]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-import re
 
 import pytest
+from helpers import position_text
 
 from agents import AgentSpecError, make_agent
 from agents.alphabeta import AlphaBetaAgent
@@ -14,7 +14,7 @@ from agents.greedy import GreedyAgent, best_turn_value
 from agents.heuristics import WIN_SCORE, evaluate, mobility, threat_counts
 from agents.mcts import MCTSAgent
 from yinsh_env import BLACK, MOVE, OVER, WHITE, State, action_to_str
-from yinsh_env.geometry import NAME_TO_POINT, POINTS, SEGMENT_MASK
+from yinsh_env.geometry import SEGMENT_MASK
 from yinsh_env.state import PASS_ACTION
 
 
@@ -27,17 +27,9 @@ def position(
     pool: int | None = None,
 ) -> State:
     """A State from a map of point names to pieces (R r M m), via State.from_text."""
-    columns: list[list[str]] = [[] for _ in range(11)]
-    for col, number in POINTS:
-        name = f"{'ABCDEFGHIJK'[col]}{number}"
-        columns[col].append(pieces.get(name, "."))
-    # Runs of empty points are written as their length.
-    board = "/".join(re.sub(r"\.+", lambda m: str(len(m.group())), "".join(c)) for c in columns)
     markers = sum(1 for p in pieces.values() if p in "Mm")
     pool = 51 - markers if pool is None else pool
-    assert all(name in NAME_TO_POINT for name in pieces)
-    text = f"{board} {to_act} {phase} {mover} {removed} {pool} 0 3"
-    return State.from_text(text)
+    return State.from_text(position_text(pieces, f"{to_act} {phase} {mover} {removed} {pool} 0 3"))
 
 
 def play_turn(agent: Agent, state: State) -> list[str]:

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from test_aec_env import LAST_MARKER, OPPONENT_ROW, OWN_ROW  # positions described there
+from helpers import LAST_MARKER, OPPONENT_ROW, OWN_ROW
 
 from agents import RandomAgent, make_agent
 from yinsh_env import IllegalActionError, PositionError, State, str_to_action

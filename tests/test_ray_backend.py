@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import torch
+from helpers import load_yaml_config
 
 from train.checkpoint import checkpoint_path, latest_checkpoint, read_file
 from train.config import (
@@ -49,9 +50,7 @@ ray: {actors: 2, games_per_task: 1}
 
 
 def tiny_config(tmp_path: Path, *overrides: str) -> Config:
-    path = tmp_path / "tiny.yaml"
-    path.write_text(TINY)
-    return load_config(path, list(overrides))
+    return load_yaml_config(tmp_path, TINY, *overrides)
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -14,7 +14,9 @@ from conftest import is_bundled
 
 from yinsh_env import (
     GameRecord,
+    Outcome,
     RecordError,
+    Termination,
     load_record,
     read_record,
     read_sgf,
@@ -52,19 +54,17 @@ def game_files(games_dir: Path) -> list[Path]:
 def check_outcome(record: GameRecord) -> None:
     """The replayed game agrees with the recorded ending, stated case by case."""
     state = record.replay()
-    if record.termination in ("rings", "pool", "passes"):
-        assert state.is_terminal
-        assert state.end_reason == record.termination
-        assert state.result == record.result
-        if record.termination == "rings":
-            winner = "WB".index(record.result)
-            assert state.removed[winner] == record.rings_to_win
-    elif record.termination == "resign":
+    if record.termination.by_rules:
+        assert state.outcome() == Outcome(record.termination, record.result.winner)
+        if record.termination is Termination.RINGS:
+            winner = record.result.winner
+            assert winner is not None and state.removed[winner] == record.rings_to_win
+    elif record.termination is Termination.RESIGN:
         # Resigned: the position is unfinished, the winner is the side not to act.
         assert not state.is_terminal
-        assert record.result == "WB"[1 - state.to_act]
+        assert record.result.winner is state.to_act.other
     else:
-        assert record.termination == "unfinished"
+        assert record.termination is Termination.UNFINISHED
         assert not state.is_terminal and record.result == "*"
 
 

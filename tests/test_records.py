@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
+import helpers
 import pytest
 
 from yinsh_env import (
     GameRecord,
+    Player,
     RecordError,
+    Result,
     State,
     load_record,
     read_bga_json,
@@ -24,16 +26,12 @@ from yinsh_env import (
 
 def random_game(seed: int, rings_to_win: int = 3, max_plies: int = 400) -> State:
     """A seeded random playout, stopped after ``max_plies`` if still running."""
-    rng = random.Random(seed)
-    state = State(rings_to_win=rings_to_win)
-    while not state.is_terminal and state.ply < max_plies:
-        state.apply(rng.choice(state.legal_actions()))
-    return state
+    return helpers.random_game(seed, rings_to_win, stop=max_plies)
 
 
 def resigned(state: State) -> GameRecord:
     """The record of ``state`` (unfinished) with the side to act resigning."""
-    winner = "WB"[1 - state.to_act]
+    winner = Result.win_for(state.to_act.other)
     return GameRecord.from_state(state, "alice", "bob", result=winner, termination="resign")
 
 
@@ -324,7 +322,7 @@ def sgf_game(commands: list[tuple[int, str]], head: str = SGF_HEAD) -> str:
 def placement_commands() -> list[tuple[int, str]]:
     out = []
     for i, point in enumerate(PLACEMENTS):
-        colour = "wb"[i % 2]
+        colour = Player(i % 2).letter.lower()
         out += [(i % 2, f"place {colour}r  {point[0]} {point[1:]}"), (i % 2, "Done ")]
     return out
 

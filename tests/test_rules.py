@@ -7,10 +7,10 @@ the state after applying actions.  Test names say the rule they check.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import pytest
+from helpers import board_field
 
 from yinsh_env import (
     BLACK,
@@ -26,7 +26,7 @@ from yinsh_env import (
     State,
     str_to_action,
 )
-from yinsh_env.geometry import COLUMN_LETTERS, NAME_TO_POINT, POINTS
+from yinsh_env.geometry import NAME_TO_POINT
 
 # --- helpers -----------------------------------------------------------------
 
@@ -53,11 +53,7 @@ def position(
         for name in names.split():
             assert name in NAME_TO_POINT and name not in pieces, name
             pieces[name] = char
-    columns = [
-        "".join(pieces.get(f"{COLUMN_LETTERS[c]}{n}", ".") for c, n in POINTS if c == col)
-        for col in range(len(COLUMN_LETTERS))
-    ]
-    board = "/".join(re.sub(r"\.+", lambda run: str(len(run.group())), col) for col in columns)
+    board = board_field(pieces)
     if pool is None:
         pool = 51 - len(M.split()) - len(m.split())
     text = f"{board} {to_act} {phase} {mover} {removed} {pool} {passes} {rings_to_win}"

@@ -12,6 +12,7 @@ from typing import cast
 
 import numpy as np
 import pytest
+from helpers import random_game
 
 from yinsh_env import (
     BLACK,
@@ -33,15 +34,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 START = "4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3"
 # White to move; E5-E7 leaves E5 (white row E1-E5) and flips E6 (black row C6-G6).
 ROWS_FOR_BOTH = "r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3"
-
-
-def random_game(seed: int, stop: int | None = None) -> State:
-    """A uniformly random game from the start (to the end, or ``stop`` plies)."""
-    rng = random.Random(seed)
-    state = State()
-    while not state.is_terminal and (stop is None or state.ply < stop):
-        state.apply(rng.choice(state.legal_actions()))
-    return state
 
 
 def states_along(seed: int) -> list[State]:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import is_bundled
 
-from yinsh_env import ACTION_NAMES, PHASE_NAMES, State
+from yinsh_env import ACTION_NAMES, State
 
 #: Games in the full set (``../shared/traces``) and in the subset in ``tests/data``.
 FULL_GAMES, BUNDLED_GAMES = 1000, 300
@@ -40,8 +40,8 @@ def test_every_trace_agrees(traces_file: Path) -> None:
         for ply, step in enumerate(game["plies"]):
             where = f"game {game['id']} ply {ply} at {state.to_text()}"
             names = _legal_names(state)
-            assert "WB"[state.to_act] == step["to_act"], where
-            assert PHASE_NAMES[state.phase] == step["phase"], where
+            assert state.to_act.letter == step["to_act"], where
+            assert state.phase.text == step["phase"], where
             assert len(names) == step["legal_n"], where
             digest = hashlib.sha1("\n".join(names).encode()).hexdigest()[:12]
             assert digest == step["legal_sha1"], where

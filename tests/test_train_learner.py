@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_train_replay import game_of, positions
+from helpers import game_of
+from helpers import random_positions as positions
 
 from train.config import NetworkConfig, OptimConfig
 from train.learner import Learner, lr_factor

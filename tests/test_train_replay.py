@@ -2,58 +2,21 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
+from helpers import game_of, random_positions
 
 from train.replay import (
     ACTION_PERMUTATIONS,
-    GameSamples,
     ReplayBuffer,
     make_batch,
     pack_planes,
     unpack_planes,
 )
 from yinsh_env import N_SYMMETRIES, State
-from yinsh_env.observation import bitboard_plane, decode, encode, transform_planes
+from yinsh_env.observation import decode, encode, transform_planes
 
-
-def positions(n: int, seed: int = 0) -> list[State]:
-    """Positions from random games, every phase included."""
-    rng = random.Random(seed)
-    out: list[State] = []
-    while len(out) < n:
-        state = State()
-        while not state.is_terminal:
-            if rng.random() < 0.15 or state.phase >= 2:
-                out.append(state.copy())
-            legal = state.legal_actions()
-            state.apply(legal[rng.randrange(len(legal))])
-    return out[:n]
-
-
-def game_of(states: list[State], seed: int = 0) -> GameSamples:
-    """A replay game holding ``states`` with random policy targets over their legal actions."""
-    rng = np.random.default_rng(seed)
-    planes = np.stack([encode(s) for s in states])
-    bits, values = pack_planes(planes)
-    actions = [np.asarray(s.legal_actions()) for s in states]
-    probs = [rng.dirichlet(np.ones(len(a))).astype(np.float32) for a in actions]
-    final = states[-1]
-    return GameSamples(
-        bits=bits,
-        plane_values=values,
-        players=np.array([s.to_act for s in states], dtype=np.int8),
-        policy_actions=np.concatenate(actions).astype(np.int16),
-        policy_probs=np.concatenate(probs),
-        policy_offsets=np.concatenate([[0], np.cumsum([len(a) for a in actions])]),
-        returns=np.array([1.0, -1.0], dtype=np.float32),
-        removed=np.array([3.0, 1.0], dtype=np.float32),
-        rings_to_win=3,
-        finished=True,
-        final_markers=np.stack([bitboard_plane(m) for m in final.markers]).astype(np.int8),
-    )
+positions = random_positions
 
 
 def test_packing_planes_is_lossless() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import load_yaml_config
 
 from agents import AgentSpecError, make_agent
 from train.checkpoint import (
@@ -40,9 +41,7 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def tiny_config(tmp_path: Path, *overrides: str) -> Config:
-    path = tmp_path / "tiny.yaml"
-    path.write_text(TINY)
-    return load_config(path, list(overrides))
+    return load_yaml_config(tmp_path, TINY, *overrides)
 
 
 def metrics(run_dir: Path) -> list[dict[str, float]]:

@@ -1,0 +1,114 @@
+"""Helpers shared by the tests: positions from piece maps, seeded random games, tiny configs.
+
+Imported as ``from helpers import ...`` (pytest puts ``tests/`` on the path);
+fixtures live in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from yinsh_env import State
+from yinsh_env.geometry import COLUMN_LETTERS, NAME_TO_POINT, POINTS
+
+if TYPE_CHECKING:
+    from train.config import Config
+    from train.replay import GameSamples
+
+
+def board_field(pieces: dict[str, str]) -> str:
+    """The board field of position text for ``pieces`` (point name -> ``R r M m``)."""
+    unknown = [name for name in pieces if name not in NAME_TO_POINT]
+    assert not unknown, f"not points: {unknown}"
+    columns = [""] * len(COLUMN_LETTERS)
+    for c, n in POINTS:
+        columns[c] += pieces.get(f"{COLUMN_LETTERS[c]}{n}", ".")
+    return "/".join(re.sub(r"\.+", lambda run: str(len(run.group())), col) for col in columns)
+
+
+def position_text(pieces: dict[str, str], rest: str) -> str:
+    """Position text with ``pieces`` on the board and ``rest`` the other seven fields."""
+    return f"{board_field(pieces)} {rest}"
+
+
+def random_game(seed: int, rings_to_win: int = 3, stop: int | None = None) -> State:
+    """A seeded uniformly random game from the start, to its end or ``stop`` plies."""
+    rng = random.Random(seed)
+    state = State(rings_to_win=rings_to_win)
+    while not state.is_terminal and (stop is None or state.ply < stop):
+        state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
+def random_positions(n: int, seed: int = 0) -> list[State]:
+    """Positions from seeded random games, every phase included (rows and rings always)."""
+    rng = random.Random(seed)
+    out: list[State] = []
+    while len(out) < n:
+        state = State()
+        while not state.is_terminal:
+            if rng.random() < 0.15 or state.phase >= 2:
+                out.append(state.copy())
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+    return out[:n]
+
+
+def game_of(states: list[State], seed: int = 0) -> GameSamples:
+    """A replay game holding ``states`` with random policy targets over their legal actions."""
+    # The trainer (torch) is imported only by the tests that train.
+    from train.replay import GameSamples, pack_planes
+    from yinsh_env.observation import bitboard_plane, encode
+
+    rng = np.random.default_rng(seed)
+    planes = np.stack([encode(s) for s in states])
+    bits, values = pack_planes(planes)
+    actions = [np.asarray(s.legal_actions()) for s in states]
+    probs = [rng.dirichlet(np.ones(len(a))).astype(np.float32) for a in actions]
+    final = states[-1]
+    return GameSamples(
+        bits=bits,
+        plane_values=values,
+        players=np.array([s.to_act for s in states], dtype=np.int8),
+        policy_actions=np.concatenate(actions).astype(np.int16),
+        policy_probs=np.concatenate(probs),
+        policy_offsets=np.concatenate([[0], np.cumsum([len(a) for a in actions])]),
+        returns=np.array([1.0, -1.0], dtype=np.float32),
+        removed=np.array([3.0, 1.0], dtype=np.float32),
+        rings_to_win=3,
+        finished=True,
+        final_markers=np.stack([bitboard_plane(m) for m in final.markers]).astype(np.int8),
+    )
+
+
+def load_yaml_config(tmp_path: Path, text: str, *overrides: str) -> Config:
+    """Write ``text`` to ``tmp_path/tiny.yaml`` and load it with ``overrides``."""
+    from train.config import load_config  # the trainer (torch) only for the tests that train
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return load_config(path, list(overrides))
+
+
+# Positions named by what the next move does (White to act); the environments'
+# tests play them.
+
+#: White's ring E7 moves to E8, leaving a marker that completes White's row E3-E7.
+OWN_ROW = position_text(
+    {"E3": "M", "E4": "M", "E5": "M", "E6": "M", "E7": "R", "A2": "r", "K10": "r"},
+    "w move - 2-1 30 0 3",
+)
+#: White's ring E5 jumps F5 to G5, flipping it: Black's row F3-F7 stands, White has none.
+OPPONENT_ROW = position_text(
+    {"F3": "m", "F4": "m", "F5": "M", "F6": "m", "F7": "m", "E5": "R", "A2": "r", "K10": "r"},
+    "w move - 1-2 30 0 3",
+)
+#: White moves with one marker left in the pool: the game ends, Black ahead on rings.
+LAST_MARKER = position_text({"E5": "R", "A2": "r", "K10": "r"}, "w move - 0-1 1 0 3")
+#: White's only ring is walled in (A2) after Black passed: White's pass ends the game.
+SECOND_PASS = position_text({"A2": "R", "A3": "r", "B2": "r", "B3": "r"}, "w move - 2-1 20 1 3")
