@@ -110,7 +110,10 @@ def test_self_play_trains_the_shared_policy(
 
 
 def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
-    ray_cluster: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ray_cluster: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     saved = tmp_path / "policy"
     args = ["--iterations", "2", "--opponent", "greedy", "--eval-games", "2", *TINY]
@@ -126,7 +129,8 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
 
     # The saved module plays through its spec, greedy and sampling, in the arena.
     trained = example.MaskedPolicyModule  # the class the checkpoint must hold
-    agent = make_agent(f"rllib:path={saved}", seed=1)
+    monkeypatch.chdir(tmp_path)
+    agent = make_agent("rllib:path=policy", seed=1)  # a relative path works too
     assert isinstance(agent.module, trained)  # type: ignore[attr-defined]
     specs = [f"rllib:path={saved}", f"rllib:path={saved},greedy=false", "random"]
     result = run_arena(

@@ -36,7 +36,8 @@ def module_dir(path: str, module_id: str) -> Path:
     if not root.is_dir():
         raise ValueError(f"RLlib checkpoint {path!r} not found (expected a directory)")
     inside = root / ALGORITHM_MODULE_DIR / module_id
-    return inside if inside.is_dir() else root
+    # Absolute: RLlib reads checkpoints through pyarrow, which takes a relative path for a URI.
+    return (inside if inside.is_dir() else root).resolve()
 
 
 def load_masked_module(path: str) -> Any:
@@ -56,10 +57,10 @@ def load_masked_module(path: str) -> Any:
         raise ValueError(f"cannot load RLlib checkpoint {str(directory)!r}: {exc}") from exc
     finally:
         deprecations.setLevel(level)
-    if not isinstance(module, rllib_example.MaskedPolicyModule):
+    if not callable(getattr(module, "masked_logits", None)):
         raise ValueError(
             f"RLlib checkpoint {str(directory)!r} holds a {type(module).__name__}, "
-            "not the example's MaskedPolicyModule"
+            "not the example's MaskedPolicyModule (no masked_logits)"
         )
     module.eval()
     return module

@@ -107,7 +107,7 @@ def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
 
-    ``model_config``: ``channels`` (conv filters, default 32), ``hidden``
+    ``model_config``: ``channels`` (conv filters, default 16), ``hidden``
     (units of the shared layer, default 128).  A 1x1 convolution squeezes the
     trunk to 8 channels before the dense layer, which keeps the module small
     (about 0.4 million weights) and fast on a CPU.
@@ -115,7 +115,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     def setup(self) -> None:
         settings = model_settings(self.model_config)
-        channels = int(settings.get("channels", 32))
+        channels = int(settings.get("channels", 16))
         hidden = int(settings.get("hidden", 128))
         self.trunk = nn.Sequential(
             nn.Conv2d(N_PLANES, channels, 3, padding=1),
@@ -228,8 +228,8 @@ def build_config(
     batch_size: int = 2000,
     minibatch_size: int = 256,
     epochs: int = 4,
-    lr: float = 3e-4,
-    channels: int = 32,
+    lr: float = 5e-4,
+    channels: int = 16,
     hidden: int = 128,
     entropy: float = 0.01,
 ) -> Any:
@@ -327,8 +327,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument("--batch-size", type=int, default=2000, help="env steps per iteration")
     parser.add_argument("--minibatch-size", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--channels", type=int, default=32, help="conv filters of the trunk")
+    parser.add_argument("--lr", type=float, default=5e-4)
+    parser.add_argument("--channels", type=int, default=16, help="conv filters of the trunk")
     parser.add_argument("--hidden", type=int, default=128, help="units of the shared layer")
     parser.add_argument("--entropy", type=float, default=0.01, help="entropy bonus")
     parser.add_argument(
@@ -424,4 +424,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    main()
+    # The importable module's main, so that saved models name train.rllib_example's
+    # classes rather than copies of __main__'s.
+    from train.rllib_example import main as module_main
+
+    module_main()

@@ -237,4 +237,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    main()
+    # The importable module's main, so that saved models name train.sb3_maskable_ppo's
+    # classes rather than copies of __main__'s.
+    from train.sb3_maskable_ppo import main as module_main
+
+    module_main()
