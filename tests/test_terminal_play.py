@@ -8,14 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import pieces, position_text
 
 from agents import make_agent
 from agents.terminal import TerminalGame
 from yinsh_env import State, read_record
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-#: R E5 A2 B1, r J10, M C6 D6 F6 G6 C7 D7 F7 G7, m E6 E7; White has removed two rings.
-ROW_WIN = "R3/R6/5MM1/5MM2/4Rmm3/4MM3/4MM4/9/8/5r1/4 w move - 2-0 41 0 3"
+#: White (two rings removed) wins with E5-E8, a row and a ring.
+ROW_WIN = position_text(
+    pieces(R="E5 A2 B1", r="J10", M="C6 D6 F6 G6 C7 D7 F7 G7", m="E6 E7"), "w move - 2-0 41 0 3"
+)
 
 
 def play(lines: list[str], humans: tuple[int, ...] = (0,), state: State | None = None) -> str:
@@ -82,7 +85,7 @@ def test_hint_from_the_default_and_from_any_spec() -> None:
 
 
 def test_pass_when_boxed_in() -> None:
-    boxed = "Rr2/1rr4/8/9/10/9/10/9/8/7/4 w move - 0-0 51 0 3"
+    boxed = position_text(pieces(R="A2", r="B2 A3 B3"), "w move - 0-0 51 0 3")
     out = play(["A2-A3", "pass", "quit"], humans=(0, 1), state=State.from_text(boxed))
     assert "you must 'pass'" in out
     assert "Black (move)>" in out

@@ -12,7 +12,7 @@ from agents.search import Leaf
 from train.config import SearchConfig, SelfPlayConfig
 from train.replay import unpack_planes
 from train.selfplay import play_games, temperature_at
-from yinsh_env import State
+from yinsh_env import N_ACTIONS, State, env
 from yinsh_env.observation import decode
 
 SEARCH = SearchConfig(simulations=6, gumbel_considered=4)
@@ -81,6 +81,36 @@ def test_recorded_positions_and_targets() -> None:
         assert game.players[i] == replay.to_act
         replay.apply(action)
     assert game.returns.tolist() == list(replay.returns())
+
+
+@pytest.mark.parametrize("rings_to_win", [3, 1])
+def test_recorded_inputs_masks_and_result_are_the_envs(rings_to_win: int) -> None:
+    """Replayed through a fresh ``env()``: every recorded input and mask byte for byte."""
+    config = dataclasses.replace(SELFPLAY, full_search_prob=1.0, rings_to_win=rings_to_win)
+    result = play_games(hashed, [8], SEARCH, config)
+    game, stats = result.games[0], result.stats[0]
+    planes = unpack_planes(game.bits, game.plane_values)
+    e = env(rings_to_win=rings_to_win)
+    e.reset()
+    rewards = {agent: 0.0 for agent in e.possible_agents}
+    recorded = 0
+    for agent in e.agent_iter():
+        observation, reward, termination, truncation, _ = e.last()
+        rewards[agent] += reward
+        if termination or truncation:
+            e.step(None)
+            continue
+        assert observation is not None
+        lo, hi = game.policy_offsets[recorded], game.policy_offsets[recorded + 1]
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        mask[game.policy_actions[lo:hi]] = 1
+        assert planes[recorded].tobytes() == observation["observation"].tobytes()
+        assert mask.tobytes() == observation["action_mask"].tobytes()
+        e.step(stats.actions[recorded])
+        recorded += 1
+    assert recorded == len(game) == stats.plies
+    assert game.returns.tolist() == [rewards["player_0"], rewards["player_1"]]
+    assert game.rings_to_win == rings_to_win and game.finished
 
 
 def test_playout_cap_records_only_full_searches() -> None:

@@ -10,21 +10,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import pieces, position_text, random_game
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
 from yinsh_env import GameRecord, State, read_record, read_sgf, write_record, write_sgf
 
-# Positions (written with tests/test_rules.py's position() helper; pieces in the comments).
-#: R E5 A2 B1, r K10, M C6 D6 F6 G6 C7 D7 F7 G7, m E6 E7: White's E5-E8 flips E6
-#: and E7 and makes two rows (numbers 6 and 7); White has removed two rings.
-TWO_ROWS = "R3/R6/5MM1/5MM2/4Rmm3/4MM3/4MM4/9/8/7/3r w move - 2-0 41 0 3"
-#: R G4 A2, r K10, M C5 D5 E5 F5 H5, m G5: G4-G6 flips G5, a run of six C5..H5.
-SIX_RUN = "R3/7/4M3/4M4/4M5/3M5/2Rm6/2M6/8/7/3r w move - 0-0 45 0 3"
-#: R F4 A2, r K10, M C5 D5 E5 F5 G2 G3 G4 G6, m G5: F4-H6 flips G5, rows C5-G5 and G2-G6 cross.
-CROSSING = "R3/7/4M3/4M4/4M5/2RM5/MMMmM5/9/8/7/3r w move - 0-0 42 0 3"
-#: R A2, r B2 A3 B3: White's only ring is boxed in: White must pass.
-MUST_PASS = "Rr2/1rr4/8/9/10/9/10/9/8/7/4 w move - 0-0 51 0 3"
+#: White's E5-E8 flips E6 and E7 and makes two rows (numbers 6 and 7); White has
+#: removed two rings.
+TWO_ROWS = position_text(
+    pieces(R="E5 A2 B1", r="K10", M="C6 D6 F6 G6 C7 D7 F7 G7", m="E6 E7"), "w move - 2-0 41 0 3"
+)
+#: G4-G6 flips G5: a run of six, C5..H5.
+SIX_RUN = position_text(
+    pieces(R="G4 A2", r="K10", M="C5 D5 E5 F5 H5", m="G5"), "w move - 0-0 45 0 3"
+)
+#: F4-H6 flips G5: rows C5-G5 and G2-G6 cross there.
+CROSSING = position_text(
+    pieces(R="F4 A2", r="K10", M="C5 D5 E5 F5 G2 G3 G4 G6", m="G5"), "w move - 0-0 42 0 3"
+)
+#: White's only ring is boxed in: White must pass.
+MUST_PASS = position_text(pieces(R="A2", r="B2 A3 B3"), "w move - 0-0 51 0 3")
 
 
 class CrashAgent(Agent):
@@ -237,11 +243,7 @@ def test_a_past_position_is_shown_by_its_ply(client: Client) -> None:
 
 
 def played_record() -> GameRecord:
-    state = State(rings_to_win=1)
-    agent = __import__("agents").make_agent("random", seed=5)
-    for _ in range(14):
-        state.apply(agent.act(state))
-    return GameRecord.from_state(state, "a", "b")
+    return GameRecord.from_state(random_game(5, rings_to_win=1, stop=14), "a", "b")
 
 
 @pytest.mark.parametrize("fmt", ["yinsh", "sgf"])

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import pieces, position_text
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
@@ -27,14 +29,17 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium at /usr/bin/chromium: apt-get install chromium"
 )
 
-#: R E5 A2 B1, r J10, M C6 D6 F6 G6 C7 D7 F7 G7, m E6 E7; White has removed two rings.
-#: White's E5-E8 makes two rows, whatever Black's ring on J10 does first.
-ROW_WIN = "R3/R6/5MM1/5MM2/4Rmm3/4MM3/4MM4/9/8/5r1/4 w move - 2-0 41 0 3"
-#: R F4 A2, r K10, M C5 D5 E5 F5 G2 G3 G4 G6, m G5: F4-H6 makes rows C5-G5 and G2-G6,
-#: crossing at G5.
-CROSSING = "R3/7/4M3/4M4/4M5/2RM5/MMMmM5/9/8/7/3r w move - 0-0 42 0 3"
-#: R A2, r B2 A3 B3: White must pass.
-MUST_PASS = "Rr2/1rr4/8/9/10/9/10/9/8/7/4 w move - 0-0 51 0 3"
+#: White (two rings removed) wins with E5-E8, a row and a ring, whatever Black's ring on
+#: J10 does first.
+ROW_WIN = position_text(
+    pieces(R="E5 A2 B1", r="J10", M="C6 D6 F6 G6 C7 D7 F7 G7", m="E6 E7"), "w move - 2-0 41 0 3"
+)
+#: F4-H6 flips G5: rows C5-G5 and G2-G6 cross there.
+CROSSING = position_text(
+    pieces(R="F4 A2", r="K10", M="C5 D5 E5 F5 G2 G3 G4 G6", m="G5"), "w move - 0-0 42 0 3"
+)
+#: White's only ring is boxed in: White must pass.
+MUST_PASS = position_text(pieces(R="A2", r="B2 A3 B3"), "w move - 0-0 51 0 3")
 
 
 class SlowAgent(Agent):
@@ -219,3 +224,15 @@ def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(
     wait_for(page, "v.error === null && v.human_to_act && v.players.black === 'human'")
     click(page, "F6")
     wait_for(page, "v.live_ply === 2")
+
+
+def test_a_networks_priors_visits_and_value_on_the_board(page: Any, tiny_run_dir: Path) -> None:
+    load(page, ROW_WIN)
+    page.fill("#analyst", f"net:path={tiny_run_dir},sims=8")
+    page.check("#overlay")
+    wait_for(page, "window.yinsh.game.analysis && window.yinsh.game.analysis.status === 'done'")
+    labels = page.locator("#layer-overlay text.analysis").all_text_contents()
+    assert len(labels) == 5 and all(label.rstrip().endswith("%") for label in labels)
+    table = page.inner_text("#analysis-out table")
+    assert table.count("%") >= 8  # a prior for every listed move
+    assert "value for White" in page.inner_text("#analysis-out")

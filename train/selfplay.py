@@ -6,6 +6,14 @@ of all games go through the network in one batch; then each search takes its
 answer and goes on.  A game whose search is done plays its move, and a
 finished game makes room for the next one.
 
+Each game is played through the PettingZoo AEC environment
+(:func:`yinsh_env.env`, with ``selfplay.rings_to_win``): every real decision
+is an ``env.step``; a recorded position's network input and legal actions
+are ``env.observe(agent)``'s planes and mask; the outcome is the env's
+rewards.  The search walks a copy of the env's state
+(:meth:`~yinsh_env.aec_env.raw_env.copy_state`), so its simulations skip the
+env's per-step work.
+
 Cheap self-play (KataGo):
 
 * playout-cap randomisation: a move gets a full search with probability
@@ -32,8 +40,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.search import BatchEvaluator, Leaf, Node, Search, advance
-from yinsh_env.observation import bitboard_plane, encode
-from yinsh_env.state import State
+from yinsh_env.aec_env import AGENTS, env
+from yinsh_env.aec_env import raw_env as RawEnv
+from yinsh_env.observation import bitboard_plane
 
 from .config import SearchConfig, SelfPlayConfig
 from .mcts import search_rules
@@ -100,7 +109,12 @@ class SelfPlayGame:
         self.search_config = search
         self.rules = search_rules(search)
         self.config = selfplay
-        self.state = State(rings_to_win=selfplay.rings_to_win)
+        #: The game itself: every real decision is a step of the AEC env.
+        self.env = env(rings_to_win=selfplay.rings_to_win)
+        self.env.reset()
+        self._base: RawEnv = self.env.unwrapped
+        #: A copy of the env's position for the search to walk (refreshed after each step).
+        self.state = self._base.copy_state()
         self.search: Search | None = None
         self.tree: Node | None = None
         self.full = False
@@ -113,7 +127,8 @@ class SelfPlayGame:
 
     @property
     def over(self) -> bool:
-        return self.resigned is not None or self.state.is_terminal
+        base = self._base
+        return self.resigned is not None or base.terminations[base.agent_selection]
 
     def next_leaf(self) -> Leaf | None:
         """Advance to the next position needing the network; None when the game is over."""
@@ -161,8 +176,17 @@ class SelfPlayGame:
         self._play(action)
 
     def _record(self, actions: np.ndarray, policy: np.ndarray) -> None:
-        """Keep the current position as a training sample with this policy target."""
-        self.samples.append((encode(self.state), self.state.to_act, actions, policy))
+        """Keep the current position as a training sample with this policy target.
+
+        The network's input and the legal actions are what the env observes
+        for the agent to act (``policy`` is over ``actions``, the same sorted
+        legal actions the search's root holds).
+        """
+        observation = self.env.observe(self._base.agent_selection)
+        legal = np.flatnonzero(observation["action_mask"])
+        if not np.array_equal(legal, actions):
+            raise RuntimeError("the search's legal actions differ from the env's action mask")
+        self.samples.append((observation["observation"], self.state.to_act, legal, policy))
 
     def _check_resign(self, value: float) -> bool:
         threshold = self.config.resign_threshold
@@ -181,20 +205,23 @@ class SelfPlayGame:
         return True
 
     def _play(self, action: int) -> None:
-        """Apply ``action``, keeping its subtree (through forced moves too) for the next search."""
+        """Step the env with ``action``, keeping its subtree (through forced moves too)."""
         search, self.search = self.search, None
         root = search.root if search is not None else self.tree
         self.tree = advance(root, action) if self.search_config.reuse_tree else None
-        self.state.apply_unchecked(action)
+        self.env.step(action)
+        self.state = self._base.copy_state()
 
     def finish(self) -> tuple[GameSamples, GameStats]:
-        state = self.state
+        state = self._base.game
         if self.resigned is not None:
             returns = np.zeros(2, dtype=np.float32)
             returns[self.resigned], returns[1 - self.resigned] = -1.0, 1.0
             result, reason = "WB"[1 - self.resigned], "resign"
         else:
-            returns = np.asarray(state.returns(), dtype=np.float32)
+            # The outcome is the env's: its rewards once every agent is terminated.
+            rewards = self._base.rewards
+            returns = np.array([rewards[AGENTS[0]], rewards[AGENTS[1]]], dtype=np.float32)
             result, reason = state.result, state.end_reason or ""
         false_resign = self.would_resign is not None and returns[self.would_resign] >= 0
         samples = self._samples(returns)
@@ -214,7 +241,7 @@ class SelfPlayGame:
         return samples, stats
 
     def _samples(self, returns: np.ndarray) -> GameSamples:
-        state = self.state
+        state = self._base.game
         n = len(self.samples)
         planes = (
             np.stack([s[0] for s in self.samples]) if n else np.zeros((0, 11, 11, 17), np.float32)

@@ -48,6 +48,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .actions import N_ACTIONS, str_to_action
 from .errors import IllegalActionError, PositionError
 from .observation import OBS_SHAPE, encode
+from .render import ansi_board, rgb_board, svg_board
 from .state import DEFAULT_RINGS_TO_WIN, OVER, State
 
 #: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
@@ -109,24 +110,22 @@ def render_game(
     ``human`` displays the SVG board inline in a Jupyter notebook and prints
     the coloured text board elsewhere.
     """
-    from . import render
-
     if mode is None:
         gymnasium.logger.warn(
             "render() was called without a render_mode; pass render_mode= to the environment"
         )
         return None
     if mode == "ansi":
-        return render.ansi_board(game, last_action=last_action)
+        return ansi_board(game, last_action=last_action)
     if mode == "rgb_array":
-        return render.rgb_board(game, size=size, last_action=last_action)
+        return rgb_board(game, size=size, last_action=last_action)
     if mode == "human":
         if _in_notebook():
             from IPython.display import SVG, display
 
-            display(SVG(render.svg_board(game, size=size, last_action=last_action)))
+            display(SVG(svg_board(game, size=size, last_action=last_action)))
         else:
-            print(render.ansi_board(game, last_action=last_action))
+            print(ansi_board(game, last_action=last_action))
         return None
     raise ValueError(f"unknown render mode {mode!r}; expected one of {RENDER_MODES}")
 
@@ -420,8 +419,6 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
 
     def svg(self, **kwargs: Any) -> str:
         """The board as SVG (keyword arguments go to :func:`yinsh_env.render.svg_board`)."""
-        from .render import svg_board
-
         kwargs.setdefault("last_action", self.last_action)
         kwargs.setdefault("size", self.render_size)
         return svg_board(self.game, **kwargs)
