@@ -52,7 +52,7 @@ def load_masked_module(path: str) -> Any:
     level = deprecations.level
     deprecations.setLevel(logging.ERROR)
     try:
-        module = RLModule.from_checkpoint(directory)
+        module: Any = RLModule.from_checkpoint(directory)
     except Exception as exc:  # RLlib raises many kinds for a bad directory (pickle, io)
         raise ValueError(f"cannot load RLlib checkpoint {str(directory)!r}: {exc}") from exc
     finally:
