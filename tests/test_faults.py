@@ -69,7 +69,8 @@ def wait_for(condition: object, timeout: float, what: str) -> None:
 def kill_and_count(process: subprocess.Popen[bytes], sig: signal.Signals, workers: int) -> None:
     """Once ``workers`` children run, send ``sig``; then no process of the group may remain."""
     pgid = process.pid
-    wait_for(lambda: len(children(pgid)) >= workers, 120, f"{workers} worker processes")
+    # Generous: starting Python, torch and the workers takes long on a busy machine.
+    wait_for(lambda: len(children(pgid)) >= workers, 300, f"{workers} worker processes")
     time.sleep(1.0)  # the workers are playing
     assert process.poll() is None, process.stderr.read() if process.stderr else ""
     if sig == signal.SIGINT:
