@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import pickle
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from .base import Agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
 from .match import check_variant, play_match
 from .spec import make_agent
+from .worker_pool import guarded_pool, kill_workers
 
 #: Random ring placements at the start of every arena game (two per player).
 DEFAULT_OPENING_PLIES = 4
@@ -352,23 +352,24 @@ def _run_parallel(
     workers: int,
     rings_to_win: int,
     limit: float | None,
-) -> Iterator[GameResult]:
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=_init_worker,
-        initargs=(specs, _registry_snapshot(), rings_to_win, limit),
-    ) as pool:
+) -> Generator[GameResult, None, None]:
+    """Results as games finish in ``workers`` processes that die with this one.
+
+    Interrupted (a signal, an error, the consumer closing the generator), the
+    workers are killed at once rather than left to finish their games.
+    """
+    pool = guarded_pool(workers, _init_worker, (specs, _registry_snapshot(), rings_to_win, limit))
+    try:
         pending: set[Future[GameResult]] = {pool.submit(_play_task, t) for t in tasks}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    except BaseException:
+        kill_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --- the arena ----------------------------------------------------------------------
@@ -423,7 +424,7 @@ def run_arena(
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
     if games < 1 or workers < 1:
         raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
-    if move_time_limit is not None and move_time_limit <= 0:
+    if move_time_limit is not None and not 0 < move_time_limit < math.inf:
         raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
     names = _unique_names(specs)
     built = validate_specs(specs, rings_to_win)
@@ -434,7 +435,7 @@ def run_arena(
         records_path.mkdir(parents=True, exist_ok=True)
 
     if workers == 1:
-        results_iter: Iterator[GameResult] = (
+        results_iter: Generator[GameResult, None, None] = (
             play_game(built[t.white], built[t.black], t, rings_to_win, move_time_limit)
             for t in tasks
         )
@@ -458,6 +459,7 @@ def run_arena(
             if bar is not None:
                 bar.update(1)
     finally:
+        results_iter.close()  # an interrupted loop stops the worker processes at once
         if bar is not None:
             bar.close()
         if workers == 1:

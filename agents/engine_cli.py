@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .protocol import PROTOCOL_VERSION, serve
+from .protocol import PROTOCOL_VERSION, nonnegative_seed, serve
 from .spec import AgentSpecError, available_agents, make_agent
 
 
@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("spec", help="agent spec, e.g. random, greedy, mcts:sims=800")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the agent (default 0)")
+    parser.add_argument(
+        "--seed", type=nonnegative_seed, default=0, help="seed of the agent (default 0)"
+    )
     parser.add_argument("--name", default=None, help="name to report (default: the spec)")
     parser.add_argument(
         "--debug", action="store_true", help="write a transcript of the conversation to stderr"

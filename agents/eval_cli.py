@@ -13,7 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
+from .protocol import positive_seconds
 from .spec import available_agents
+from .worker_pool import exit_on_signals
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--move-time-limit",
-        type=float,
+        type=positive_seconds,
         metavar="SECONDS",
         help="forfeit an agent that thinks longer than this on one decision",
     )
@@ -57,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args.specs) < 2:
         print("yinsh-eval: give at least two agent specs", file=sys.stderr)
         return 2
+    exit_on_signals()  # SIGTERM, SIGHUP: unwind like Ctrl-C, stopping the workers
     try:
         result = run_arena(
             args.specs,
@@ -72,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # bad specs and settings, reported before any game
         print(f"yinsh-eval: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("yinsh-eval: interrupted", file=sys.stderr)
+        return 130
     print(result.report())
     if args.json:
         save_json(result, args.json)

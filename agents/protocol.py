@@ -100,6 +100,17 @@ def parse_options(
     return out
 
 
+#: Seeds every agent's generators take (numpy's need non-negative ones).
+MAX_SEED = 2**63 - 1
+
+
+def nonnegative_seed(text: str) -> int:
+    """A seed ``0..MAX_SEED`` written in ASCII digits; ValueError otherwise."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19 or int(text) > MAX_SEED:
+        raise ValueError(f"a seed is an integer 0..{MAX_SEED}")
+    return int(text)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -107,9 +118,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _positive_float(text: str) -> float:
+def positive_seconds(text: str) -> float:
+    """A finite positive number of seconds; ValueError for nan, inf, 0, negatives."""
     value = float(text)
-    if not value > 0 or value == float("inf"):
+    if not 0 < value < float("inf"):
         raise ValueError("must be a positive number of seconds")
     return value
 
@@ -264,7 +276,7 @@ class EngineSession:
         return " ".join(["history", *(action_to_str(a) for a in self.state.actions)])
 
     def _go(self, args: list[str]) -> str:
-        options = parse_options(args, {"sims": _positive_int, "time": _positive_float}, "go")
+        options = parse_options(args, {"sims": _positive_int, "time": positive_seconds}, "go")
         state = self.state
         if state.is_terminal:
             raise ProtocolError(f"the game is over (result {state.result})")
@@ -304,9 +316,9 @@ class EngineSession:
         if len(args) != 1:
             raise ProtocolError("seed needs one integer, e.g. 'seed 7'")
         try:
-            seed = int(args[0])
-        except ValueError:
-            raise ProtocolError(f"seed {args[0]!r} is not an integer") from None
+            seed = nonnegative_seed(args[0])
+        except ValueError as exc:
+            raise ProtocolError(f"seed {args[0][:40]!r}: {exc}") from None
         self.agent.reset(seed)
         return "ok"
 

@@ -4,13 +4,14 @@ Usage (from the project root)::
 
     python -m benchmarks.bench_engine [--seconds S] [--seed N]
 
-Compiles ``limit.c`` (``$YINSH_BENCH_DIR``, default ``../shared/bench``
-relative to the project root) with ``cc -O2`` into a temporary folder and runs
-it for S seconds; then plays uniformly random games with :class:`State` for S
-seconds, whole games from the empty board, placements included, choosing each
-action uniformly from ``legal_actions()``.  It prints games/s, actions/s and
-game lengths for both, the ratio of games/s (the goal: ours at least 1/40 of
-C's), and the cost per call of the engine's basic operations.
+Compiles ``limit.c`` (``$YINSH_BENCH_DIR``, else ``../shared/bench`` relative
+to the project root, else the copy in ``benchmarks/reference``) with ``cc -O2``
+into a temporary folder and runs it for S seconds; then plays uniformly random
+games with :class:`State` for S seconds, whole games from the empty board,
+placements included, choosing each action uniformly from ``legal_actions()``.
+It prints games/s, actions/s and game lengths for both, the ratio of games/s
+(the goal: ours at least 1/40 of C's), and the cost per call of the engine's
+basic operations.
 
 The C program plays the same game with simplifications (the first row found,
 the last ring removed), so its game lengths differ a little from uniform
@@ -41,8 +42,11 @@ GOAL_RATIO = 1 / 40
 
 
 def bench_dir() -> Path:
-    """Where ``limit.c`` lives: ``$YINSH_BENCH_DIR`` or ``../shared/bench``."""
-    return Path(os.environ.get("YINSH_BENCH_DIR", PROJECT_ROOT / "../shared/bench")).resolve()
+    """Where ``limit.c`` lives: ``$YINSH_BENCH_DIR``, ``../shared/bench``, or the copy here."""
+    if "YINSH_BENCH_DIR" in os.environ:
+        return Path(os.environ["YINSH_BENCH_DIR"]).resolve()
+    shared = (PROJECT_ROOT / ".." / "shared" / "bench").resolve()
+    return shared if (shared / "limit.c").is_file() else PROJECT_ROOT / "benchmarks" / "reference"
 
 
 @dataclass(frozen=True)

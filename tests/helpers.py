@@ -115,5 +115,6 @@ OPPONENT_ROW = position_text(
 )
 #: White moves with one marker left in the pool: the game ends, Black ahead on rings.
 LAST_MARKER = position_text({"E5": "R", "A2": "r", "K10": "r"}, "w move - 0-1 1 0 3")
-#: White's only ring is walled in (A2) after Black passed: White's pass ends the game.
-SECOND_PASS = position_text({"A2": "R", "A3": "r", "B2": "r", "B3": "r"}, "w move - 2-1 20 1 3")
+#: Both sides' rings are walled in by rings and marker runs to the edge (the blocked
+#: position of test_rules), and Black has passed: White's pass ends the game.
+SECOND_PASS = "RrMM/mmRmMmm/1MMmm3/1mM1mm3/1Mm2mm3/mm3MM2/mM4Mm2/m5mM1/6Mm/6m/4 w move - 2-1 17 1 3"

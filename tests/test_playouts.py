@@ -173,7 +173,8 @@ def jumpy(state: State, rng: random.Random) -> int:
 # --- the invariants ---------------------------------------------------------------------
 
 
-def check_invariants(state: State) -> None:
+def check_invariants(state: State, rings: tuple[int, int] = (5, 5)) -> None:
+    """The engine's invariants; ``rings``: each side's rings on the board plus removed."""
     markers = state.markers[WHITE] | state.markers[BLACK]
     assert not state.markers[WHITE] & state.markers[BLACK]
     assert not markers & (state.rings[WHITE] | state.rings[BLACK])
@@ -181,7 +182,7 @@ def check_invariants(state: State) -> None:
     assert markers.bit_count() + state.pool == TOTAL_MARKERS
     if state.phase != PLACE:
         for player in (WHITE, BLACK):
-            assert state.rings[player].bit_count() + state.removed[player] == RINGS_PER_PLAYER
+            assert state.rings[player].bit_count() + state.removed[player] == rings[player]
     legal = state.legal_actions()
     assert state.legal_mask().nonzero()[0].tolist() == legal
     if state.phase in (PLACE, MOVE):
@@ -218,13 +219,21 @@ def play(
     rings_to_win: int = 3,
     heavy: bool = False,
     stats: Counter[str] | None = None,
+    start: State | None = None,
 ) -> State:
-    """One checked game.  ``heavy`` adds copy/undo/text and symmetry checks."""
+    """One checked game, from the empty board or from ``start``.
+
+    ``heavy`` adds copy/undo/text and symmetry checks.
+    """
     rng = random.Random(seed)
-    state = State(rings_to_win=rings_to_win)
+    state = State(rings_to_win=rings_to_win) if start is None else start.copy()
+    rings = (RINGS_PER_PLAYER, RINGS_PER_PLAYER)
+    if start is not None:
+        rings = (start.rings[WHITE].bit_count() + start.removed[WHITE],
+                 start.rings[BLACK].bit_count() + start.removed[BLACK])  # fmt: skip
     while not state.is_terminal:
         assert state.ply < MAX_PLIES, f"seed {seed}: no end after {state.ply} plies"
-        check_invariants(state)
+        check_invariants(state, rings)
         action = policy(state, rng)
         if heavy:
             check_copy_undo_text(state, action)
@@ -235,7 +244,7 @@ def play(
             check_move_effect(before, state, action)
         if stats is not None:
             count_events(before, state, action, stats)
-    check_invariants(state)
+    check_invariants(state, rings)
     check_end(state)
     return state
 
@@ -243,6 +252,8 @@ def play(
 def count_events(before: State, after: State, action: int, stats: Counter[str]) -> None:
     kind = action_kind(action)
     stats[kind] += 1
+    if kind == "pass" and before.ply > 0:
+        stats["pass after moves"] += 1
     if kind == "move" and after.phase == ROW:
         stats[
             "move made rows for " + ("mover" if after.to_act == before.to_act else "opponent")
@@ -309,6 +320,34 @@ def test_blitz_playouts_end_on_the_first_ring_or_the_pool() -> None:
 def test_playouts_copy_undo_text_and_symmetries(policy: Policy) -> None:
     for seed in range(10):
         play(2000 + seed, policy, heavy=True)
+
+
+def cramped_start(rings_to_win: int) -> State:
+    """Two rings a side, White's walled in: passes come and go as Black's F2 ring moves.
+
+    (The blocked position of ``test_rules``, Black's ring F2 at the end of the run
+    that walls in A2, G2 beyond it empty; 1-1 removed, so two rings each suffice.)
+    """
+    from test_rules_corners import _passed_player_can_be_freed
+
+    state = _passed_player_can_be_freed(rings_to_win)
+    if rings_to_win == 3:
+        state = State.from_text(state.to_text().replace(" 0-0 ", " 1-1 "))
+    return state
+
+
+@pytest.mark.parametrize("rings_to_win", [3, 1], ids=["standard", "blitz"])
+@pytest.mark.parametrize("policy", [uniform, jumpy], ids=["uniform", "jumpy"])
+def test_playouts_from_a_cramped_position_pass_and_keep_every_invariant(
+    policy: Policy, rings_to_win: int
+) -> None:
+    stats: Counter[str] = Counter()
+    start = cramped_start(rings_to_win)
+    for seed in range(20):
+        play(3000 + seed, policy, rings_to_win=rings_to_win, stats=stats, start=start)
+    assert stats["pass"] > 20  # every game starts with White's pass, and more follow
+    assert stats["pass after moves"] > 10
+    assert stats["move"] > stats["pass"] // 2
 
 
 def test_playouts_are_reproducible() -> None:

@@ -34,6 +34,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 START = "4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3"
 # White to move; E5-E7 leaves E5 (white row E1-E5) and flips E6 (black row C6-G6).
 ROWS_FOR_BOTH = "r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3"
+#: Neither side's rings can move (the blocked position of test_rules).
+BLOCKED = "RrMM/mmRmMmm/1MMmm3/1mM1mm3/1Mm2mm3/mm3MM2/mM4Mm2/m5mM1/6Mm/6m/4 w move - 0-0 17 0 3"
 
 
 def states_along(seed: int) -> list[State]:
@@ -268,8 +270,10 @@ def test_zobrist_differs_for_different_positions() -> None:
     ids=["to-act", "white-removed", "black-removed", "pool", "passes", "rings-to-win"],
 )
 def test_zobrist_and_key_see_every_field(field: int, value: str) -> None:
-    base = State.from_text(ROWS_FOR_BOTH)
-    other = State.from_text(_replace_field(field, value, ROWS_FOR_BOTH))
+    # One pass needs a player who could not move: the passes field on a blocked position.
+    base_text = BLOCKED if field == 6 else ROWS_FOR_BOTH
+    base = State.from_text(base_text)
+    other = State.from_text(_replace_field(field, value, base_text))
     assert other != base
     assert other.key() != base.key()
     assert other.zobrist() != base.zobrist()

@@ -12,10 +12,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from agents.worker_pool import exit_on_signals
 
 from .checkpoint import CheckpointError
 from .config import ConfigError, load_config
@@ -63,8 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_path = run_dir / CONFIG_NAME
     if run_dir is None:
         run_dir = Path("runs") / config_path.stem
-    # A terminated run exits through its cleanup (worker processes, files).
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    # A terminated or hung-up run exits through its cleanup (worker processes, files).
+    exit_on_signals()
     try:
         config = load_config(resolve_config(config_path), args.overrides)
         last = run(config, run_dir, resume=args.resume, progress=not args.no_progress)

@@ -39,6 +39,8 @@ from pydantic.fields import FieldInfo
 
 from agents.spec import AgentSpecError, parse_spec
 
+from .bounded_yaml import load_yaml
+
 
 class ConfigError(ValueError):
     """A config file or override that cannot be used: the message names the key."""
@@ -327,8 +329,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml(text)
+    except (yaml.YAMLError, ValueError) as exc:
         raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
     if data is None:
         data = {}
@@ -346,9 +348,11 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     if not eq or not key:
         raise ConfigError(f"override {item!r} is not of the form key.sub=value")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    except ValueError as exc:
+        raise ConfigError(f"override {item[:80]!r}: {exc}") from None
     parts = key.split(".")
     for i, part in enumerate(parts):
         section = _section_at(parts[:i])

@@ -10,12 +10,11 @@ Needs matplotlib (``pip install 'yinsh[plot]'``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from .trainer import METRICS_NAME
+from .trainer import METRICS_NAME, RunError, read_metrics
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:
@@ -23,7 +22,7 @@ def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:
     path = Path(run_dir) / METRICS_NAME
     if not path.is_file():
         raise FileNotFoundError(f"no {METRICS_NAME} in {run_dir}")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_metrics(path)
 
 
 def series(records: list[dict[str, float]], key: str) -> tuple[list[float], list[float]]:
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or args.run_dir / "curve.png"
     try:
         plot_run(args.run_dir, out)
-    except (FileNotFoundError, ImportError) as exc:
+    except (FileNotFoundError, ImportError, RunError) as exc:
         print(f"train.plot: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")

@@ -32,7 +32,9 @@ import torch
 from tqdm import tqdm
 
 from .checkpoint import (
+    BEST_NAME,
     CheckpointError,
+    atomic_copy,
     config_of,
     latest_checkpoint,
     list_checkpoints,
@@ -54,6 +56,8 @@ from .selfplay import SelfPlayResult
 from .workers import make_executor
 
 CONFIG_NAME = "config.yaml"
+#: History key of the last checkpointed iteration's metrics, until metrics.jsonl has them.
+UNLOGGED = "unlogged"
 METRICS_NAME = "metrics.jsonl"
 
 
@@ -78,21 +82,45 @@ class RunState:
     history: dict[str, Any]
 
 
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``metrics.jsonl``, in order.
+
+    A last line that does not parse was cut by a crash mid-write and is
+    dropped; a bad line anywhere else raises :class:`RunError` naming it.
+    """
+    lines = [(n, line) for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    records = []
+    for k, (number, line) in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            if k == len(lines) - 1:
+                break
+            raise RunError(f"{path}: line {number} is not a JSON record: {line[:80]!r}") from None
+        if not isinstance(record, dict):
+            raise RunError(f"{path}: line {number} is not a JSON object: {line[:80]!r}")
+        records.append(record)
+    return records
+
+
 class MetricsLog:
     """Metrics to ``metrics.jsonl`` and TensorBoard, one record per iteration."""
 
     def __init__(self, run_dir: Path, resume_after: int | None) -> None:
         self.path = run_dir / METRICS_NAME
+        #: Iterations whose record is in the file.
+        self.logged: set[int] = set()
         if resume_after is not None and self.path.exists():
             # Drop records of iterations the resumed run will redo.
             kept = [
-                line
-                for line in self.path.read_text().splitlines()
-                if line.strip() and json.loads(line).get("iteration", 0) <= resume_after
+                record
+                for record in read_metrics(self.path)
+                if record.get("iteration", 0) <= resume_after
             ]
             tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(line + "\n" for line in kept))
+            tmp.write_text("".join(json.dumps(record) + "\n" for record in kept))
             os.replace(tmp, self.path)
+            self.logged = {int(record.get("iteration", 0)) for record in kept}
         elif resume_after is None:
             self.path.write_text("")
         from torch.utils.tensorboard import SummaryWriter
@@ -102,6 +130,7 @@ class MetricsLog:
 
     def write(self, iteration: int, metrics: dict[str, float]) -> None:
         record = {"iteration": iteration, **metrics}
+        self.logged.add(iteration)
         with open(self.path, "a") as f:
             f.write(json.dumps(record) + "\n")
         for key, value in metrics.items():
@@ -230,11 +259,11 @@ def run(
             bar.write(f"network: {count_parameters(state.model):,} parameters; run {run_dir}")
             text = json.dumps(config.to_dict(), indent=1)
             log.writer.add_text("config", f"```\n{text}\n```")
-            last = _checkpoint(run_dir, state)
-            metrics = {"optim/step": 0.0}
-            if config.eval.every:  # the untrained network: where the learning curve starts
-                metrics.update(_evaluate(run_dir, state))
-            log.write(0, metrics)
+            last = _checkpoint(run_dir, state, {"optim/step": 0.0})
+            _complete(run_dir, state, log, started)
+        elif _unlogged(state) is not None and state.iteration not in log.logged:
+            # Killed after its checkpoint (in an evaluation, say): finish that iteration.
+            _complete(run_dir, state, log, started)
         while state.iteration < config.iterations:
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
@@ -248,19 +277,14 @@ def run(
             metrics["optim/step"] = float(state.learner.step)
             metrics["time/selfplay_s"] = t1 - t0
             metrics["time/learn_s"] = time.perf_counter() - t1
-            last = _checkpoint(run_dir, state)
-            due = config.eval.every and state.iteration % config.eval.every == 0
-            if due or state.iteration == config.iterations:
-                metrics.update(_evaluate(run_dir, state))
-            # The untrained network and every evaluated one stay (the Elo ladder).
-            protected = {0, *state.history["evaluated"]}
-            prune_checkpoints(run_dir, config.keep_checkpoints, protected)
-            metrics["time/elapsed_s"] = time.perf_counter() - started
-            log.write(state.iteration, metrics)
+            last = _checkpoint(run_dir, state, metrics)
+            _complete(run_dir, state, log, started)
             bar.set_postfix(_postfix(metrics), refresh=False)
             bar.update(1)
             if on_iteration is not None:
                 on_iteration(state.iteration, metrics)
+        if last is not None and not (run_dir / BEST_NAME).exists():
+            atomic_copy(last, run_dir / BEST_NAME)  # no rating decided: the final network
     finally:
         bar.close()
         executor.close()
@@ -270,7 +294,10 @@ def run(
     return last
 
 
-def _checkpoint(run_dir: Path, state: RunState) -> Path:
+def _checkpoint(run_dir: Path, state: RunState, metrics: dict[str, float] | None = None) -> Path:
+    """Save the state; ``metrics``: the iteration's, kept in it until they are logged."""
+    if metrics is not None:
+        state.history[UNLOGGED] = {"iteration": state.iteration, "metrics": metrics}
     return save_checkpoint(
         run_dir,
         state.iteration,
@@ -282,13 +309,44 @@ def _checkpoint(run_dir: Path, state: RunState) -> Path:
     )
 
 
-def _evaluate(run_dir: Path, state: RunState) -> dict[str, float]:
-    """Evaluate the current checkpoint, then save it again with the updated history."""
-    start = time.perf_counter()
-    metrics = evaluate(run_dir, state.iteration, state.config, state.history)
-    metrics["time/eval_s"] = time.perf_counter() - start
-    _checkpoint(run_dir, state)
+def _unlogged(state: RunState) -> dict[str, float] | None:
+    """The metrics of the checkpointed iteration, if the checkpoint holds them."""
+    entry = state.history.get(UNLOGGED)
+    if not isinstance(entry, dict) or entry.get("iteration") != state.iteration:
+        return None
+    metrics: dict[str, float] = entry["metrics"]
     return metrics
+
+
+def _eval_due(config: Config, iteration: int) -> bool:
+    every = config.eval.every
+    if iteration == 0:
+        return bool(every)  # the untrained network: where the learning curve starts
+    return bool(every and iteration % every == 0) or iteration == config.iterations
+
+
+def _complete(run_dir: Path, state: RunState, log: MetricsLog, started: float) -> None:
+    """The iteration's work after its checkpoint: evaluate when due, prune, log.
+
+    Its metrics wait in the checkpoint until logged, so a run killed in here
+    (in an evaluation, say) does all of it again on resume.
+    """
+    metrics = _unlogged(state)
+    assert metrics is not None
+    if (
+        _eval_due(state.config, state.iteration)
+        and state.iteration not in state.history["evaluated"]
+    ):
+        start = time.perf_counter()
+        metrics.update(evaluate(run_dir, state.iteration, state.config, state.history))
+        metrics["time/eval_s"] = time.perf_counter() - start
+        _checkpoint(run_dir, state)  # the updated history, with the evaluation's metrics
+    # The untrained network and every evaluated one stay (the Elo ladder).
+    protected = {0, *state.history["evaluated"]}
+    prune_checkpoints(run_dir, state.config.keep_checkpoints, protected)
+    if state.iteration > 0:
+        metrics["time/elapsed_s"] = time.perf_counter() - started
+    log.write(state.iteration, metrics)
 
 
 def _postfix(metrics: dict[str, float]) -> dict[str, str]:

@@ -15,12 +15,13 @@ Backends register in :data:`EXECUTORS`; the distributed one, Ray actors, is
 from __future__ import annotations
 
 import io
-import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 import torch
+
+from agents.worker_pool import guarded_pool, kill_workers
 
 from .config import Config, config_from_dict
 from .executor import SelfPlayExecutor, Weights, play_with_weights
@@ -82,19 +83,15 @@ class ProcessExecutor:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        context = multiprocessing.get_context("spawn")
-        self.pool = ProcessPoolExecutor(
-            max_workers=config.workers,
-            mp_context=context,
-            initializer=_init_worker,
-            initargs=(config.to_dict(),),
-        )
+        # Workers die with the trainer, whatever stops it (agents.worker_pool).
+        self.pool = guarded_pool(config.workers, _init_worker, (config.to_dict(),))
+        self._futures: list[Future[SelfPlayResult]] = []
 
     def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult:
         buffer = io.BytesIO()
         torch.save({k: v.detach().cpu() for k, v in weights.items()}, buffer)
         payload = buffer.getvalue()
-        futures = [
+        self._futures = futures = [
             self.pool.submit(_worker_play, payload, chunk, first_index + offset)
             for offset, chunk in split(seeds, self.config.workers)
         ]
@@ -104,6 +101,8 @@ class ProcessExecutor:
         return result
 
     def close(self) -> None:
+        if any(not f.done() for f in self._futures):  # interrupted mid-iteration
+            kill_workers(self.pool)
         self.pool.shutdown(cancel_futures=True)
 
 

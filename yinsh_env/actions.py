@@ -20,6 +20,7 @@ by origin, then destination; segments by lower end point, then direction
 
 from __future__ import annotations
 
+import operator
 from typing import Final
 
 from .errors import NotationError
@@ -87,11 +88,13 @@ for _seg_i, _seg in enumerate(SEGMENTS):
 
 def action_to_str(action: int) -> str:
     """The notation of a flat action index, e.g. ``action_to_str(0) == 'A2'``."""
-    if isinstance(action, bool) or not isinstance(action, int):
-        try:
-            action = int(action)  # numpy integers
-        except (TypeError, ValueError):
-            raise NotationError(f"action {action!r} is not an integer index") from None
+    # Integers only (numpy's too, through __index__): no bool, float or string.
+    if isinstance(action, bool):
+        raise NotationError(f"action {action!r} is not an integer index")
+    try:
+        action = operator.index(action)
+    except TypeError:
+        raise NotationError(f"action {action!r} is not an integer index") from None
     if not 0 <= action < N_ACTIONS:
         raise NotationError(f"action index {action!r} is outside 0..{N_ACTIONS - 1}")
     return ACTION_NAMES[action]

@@ -21,7 +21,7 @@ import re
 from typing import Any, Final
 
 from .errors import RecordError
-from .game_record import GameRecord, outcome_problem, push_ply
+from .game_record import BOM, GameRecord, outcome_problem, push_ply
 from .state import State
 from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 
@@ -66,10 +66,13 @@ def read_bga_json(text: str) -> GameRecord:
     JSON, a missing or malformed field, an illegal action, or a result that
     contradicts the replayed game.
     """
+    text = text.removeprefix(BOM)
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError as err:
         raise _error(text, err.lineno, f"broken JSON ({err.msg})") from None
+    except RecursionError:
+        raise _error(text, 1, "JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise _error(text, 1, "expected a JSON object with 'actions' and 'result'")
     actions = data.get("actions")

@@ -43,6 +43,8 @@ __all__ = [
 
 #: Every result a record may give (equal to ``'W'``, ``'B'``, ``'draw'``, ``'*'``).
 RESULTS: Final = tuple(Result)
+#: A UTF-8 byte order mark, as some editors write it: ignored at the start of a record.
+BOM: Final = "\ufeff"
 #: Ways a game ends by the rules (the replayed position shows them).
 RULE_TERMINATIONS: Final = tuple(t for t in Termination if t.by_rules)
 #: Every termination a record may give.

@@ -58,6 +58,10 @@ LEARNER_CHOICES: Final = ("alternate", "random", *AGENTS)
 Observation = dict[str, Any]
 
 
+class OpponentError(RuntimeError):
+    """The opponent raised while choosing its action; the episode ended, reset() starts anew."""
+
+
 def opponent_kind(opponent: Any) -> str:
     """How an opponent is asked for moves: ``random``, ``state``, ``observation`` or ``call``.
 
@@ -202,12 +206,21 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         game = aec.game
         played = []
         while not game.is_terminal and game.to_act != self._learner:
-            action = self._opponent_action()
+            try:
+                action = self._opponent_action()
+            except Exception as err:
+                self._done = True  # the game cannot go on: step() now asks for reset()
+                raise OpponentError(
+                    f"opponent {self.opponent!r} raised {type(err).__name__}: {err} "
+                    f"at {game.to_text()}; the episode is over: call reset()"
+                ) from err
             try:
                 aec.step(action)
             except ValueError as err:
+                self._done = True
                 raise IllegalActionError(
-                    f"opponent {self.opponent!r} chose an illegal action: {err}"
+                    f"opponent {self.opponent!r} chose an illegal action: {err}; "
+                    "the episode is over: call reset()"
                 ) from None
             played.append(int(action))
         self._done = game.is_terminal

@@ -5,10 +5,26 @@ fields; this module formats them and parses them back with every check that a
 position the rules can reach a decision in must pass.  It works on any object
 with the state's fields (:class:`PositionFields`), so it needs no import of
 :mod:`yinsh_env.state` (which imports it).
+
+What is checked: the syntax (ASCII digits only, every count bounded, the text
+at most :data:`MAX_TEXT_LENGTH` characters, so the work is bounded) and every
+count and phase rule a game keeps (at most five rings a side, removed rings
+below the winning number unless the game is over, pool plus markers at most
+51, placement with no markers, removals or passes and alternating ring
+counts, a pass only in the move phase and only after a player with no move,
+rows and resolution order consistent with the phase, an ended game with a
+reason to end).  What is not checked, so that small study positions can be
+set up: that all five rings of a side are on the board or removed, and that
+the pool holds every marker not on the board; nor whether the markers'
+colours and places are reachable by a sequence of moves.  A set-up with
+fewer rings on the board than a side still needs to win (``rings_to_win``
+minus removed) can reach a ring removal with no ring left, where no action
+is legal: give each side at least that many.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -33,11 +49,18 @@ class PositionFields(Protocol):
     passes: int
     rings_to_win: int
 
+    def ring_moves(self, player: int) -> list[int]: ...
+
 
 B = TypeVar("B", bound=PositionFields)
 
 _COLUMN_SIZES = tuple(sum(1 for c, _ in POINTS if c == col) for col in range(11))
 _PIECES = {"R": (0, 0), "r": (0, 1), "M": (1, 0), "m": (1, 1)}  # (kind, player)
+#: Longer than any position text (the longest is about 130 characters).
+MAX_TEXT_LENGTH = 256
+_COUNT = re.compile(r"[0-9]{1,2}")
+_REMOVED = re.compile(r"([0-9])-([0-9])")
+_COLUMN = re.compile(r"[0-9]+|[RrMm]|.", re.DOTALL)
 #: Point indices of each column, from its lowest number up.
 _COLUMNS = tuple(tuple(p for p, (c, _n) in enumerate(POINTS) if c == col) for col in range(11))
 
@@ -86,7 +109,11 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
     rules cannot reach a decision in.
     """
     if not isinstance(text, str):
-        raise PositionError(f"position text must be a string, got {text!r}")
+        raise PositionError(f"position text must be a string, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_LENGTH:
+        raise PositionError(
+            f"position text {text[:40]!r}... is {len(text)} characters, at most {MAX_TEXT_LENGTH}"
+        )
     fields = text.split()
     if len(fields) != 8:
         raise PositionError(
@@ -98,8 +125,13 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
     def fail(why: str) -> PositionError:
         return PositionError(f"position {text!r}: {why}")
 
+    def count(value: str, name: str) -> int:
+        if not _COUNT.fullmatch(value):
+            raise fail(f"{name} must be a number 0..99 in ASCII digits, got {value!r}")
+        return int(value)
+
     try:
-        state = new(int(rings_to_win))
+        state = new(count(rings_to_win, "rings_to_win"))
     except ValueError as exc:
         raise fail(f"bad rings_to_win {rings_to_win!r} ({exc})") from None
 
@@ -110,19 +142,23 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
         n = _COLUMN_SIZES[col]
         first = min(num for c, num in POINTS if c == col)
         cells: list[str | None] = []
-        digits = ""
-        for ch in spec + " ":
-            if ch.isdigit():
-                digits += ch
-                continue
-            if digits:
-                cells.extend([None] * int(digits))
-                digits = ""
-            if ch == " ":
+        for token in _COLUMN.findall(spec):
+            if token.isascii() and token.isdigit():
+                run = int(token[:3]) if len(token) <= 3 else 1000  # bounded: no huge ints
+                if run == 0 or len(cells) + run > n:
+                    described = "an empty run of 0" if run == 0 else f"{len(cells) + run}"
+                    raise fail(
+                        f"column {COLUMN_LETTERS[col]} describes {described} points, it has {n}"
+                    )
+                cells.extend([None] * run)
+            elif token in _PIECES:
+                cells.append(token)
+            else:
+                raise fail(
+                    f"column {COLUMN_LETTERS[col]} has unknown piece {token!r} (use R r M m)"
+                )
+            if len(cells) > n:
                 break
-            if ch not in _PIECES:
-                raise fail(f"column {COLUMN_LETTERS[col]} has unknown piece {ch!r} (use R r M m)")
-            cells.append(ch)
         if len(cells) != n:
             raise fail(f"column {COLUMN_LETTERS[col]} describes {len(cells)} points, it has {n}")
         for k, piece in enumerate(cells):
@@ -145,13 +181,12 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
     if mover not in ("w", "b", "-"):
         raise fail(f"mover must be 'w', 'b' or '-', got {mover!r}")
     state.mover = -1 if mover == "-" else Player.from_letter(mover)
-    try:
-        white_removed, black_removed = (int(x) for x in removed.split("-"))
-        state.pool = int(pool)
-        state.passes = int(passes)
-    except ValueError:
-        raise fail("removed must read like 1-0, pool and passes must be integers") from None
-    state.removed = [white_removed, black_removed]
+    removed_match = _REMOVED.fullmatch(removed)
+    if removed_match is None:
+        raise fail(f"rings removed must read like 1-0, got {removed!r}")
+    state.removed = [int(removed_match[1]), int(removed_match[2])]
+    state.pool = count(pool, "pool")
+    state.passes = count(passes, "passes")
 
     for player in Player:
         on_board = state.rings[player].bit_count()
@@ -186,4 +221,45 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
         raise fail("phase ring but the player to act has no ring to remove")
     if state.phase != Phase.OVER and max(state.removed) >= state.rings_to_win:
         raise fail("a player has already removed the winning number of rings; phase must be over")
+    _check_reachable(state, fail)
     return state
+
+
+def _check_reachable(state: B, fail: Callable[[str], PositionError]) -> None:
+    """The count and phase rules a game keeps (beyond the field-by-field checks above)."""
+    rings = [state.rings[0].bit_count(), state.rings[1].bit_count()]
+    for player in Player:
+        if state.removed[player] > state.rings_to_win:
+            raise fail(
+                f"{player.label} has removed {state.removed[player]} rings; "
+                f"the game ends at {state.rings_to_win}"
+            )
+    if min(state.removed) >= state.rings_to_win:
+        raise fail("both players have removed the winning number of rings; the mover wins first")
+    if state.phase == Phase.PLACE:
+        if state.removed != [0, 0] or state.pool != TOTAL_MARKERS or state.passes:
+            raise fail("during ring placement no ring is removed, no marker played, no pass made")
+        if rings[0] - rings[1] != state.to_act:
+            raise fail(
+                f"White places first: {rings[0]} white and {rings[1]} black rings "
+                f"cannot have {state.to_act.label} to place"
+            )
+    waiting = Player(1 - state.to_act)
+    if state.passes == 1:
+        if state.phase != Phase.MOVE:
+            raise fail(f"one pass played: the phase must be move, not {state.phase.text}")
+        if state.ring_moves(waiting):
+            raise fail(f"one pass played, but {waiting.label} has a ring move")
+    if (
+        state.phase in (Phase.ROW, Phase.RING)
+        and state.to_act != state.mover
+        and has_row(state.markers[waiting])
+    ):
+        raise fail(
+            f"{state.to_act.label} resolves rows while {waiting.label}, "
+            "who moved, still has a row (the mover resolves first)"
+        )
+    if state.phase == Phase.OVER and not (
+        max(state.removed) >= state.rings_to_win or state.pool == 0 or state.passes == 2
+    ):
+        raise fail("phase over, but no one has won on rings, the pool is not empty, no two passes")

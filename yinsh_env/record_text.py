@@ -68,6 +68,7 @@ from typing import Final, TypeVar
 from .actions import action_to_str, str_to_action
 from .errors import NotationError, RecordError
 from .game_record import (
+    BOM,
     RESERVED_KEYS,
     GameRecord,
     check_tag,
@@ -163,7 +164,7 @@ def read_record(text: str) -> GameRecord:
     headers: dict[str, tuple[str, int]] = {}
     tags: dict[str, str] = {}
     plies: list[tuple[str, Player | None, int]] = []  # (action, side, line number)
-    lines = text.splitlines()
+    lines = text.removeprefix(BOM).splitlines()
     in_moves = False
     for number, raw in enumerate(lines, 1):
         line = raw.strip()

@@ -74,7 +74,7 @@ from .actions import (
     str_to_action,
 )
 from .errors import NotationError, RecordError
-from .game_record import GameRecord, outcome_problem, push_ply
+from .game_record import BOM, GameRecord, outcome_problem, push_ply
 from .geometry import NAME_TO_POINT, POINT_NAMES
 from .sgf_syntax import SgfProperty, SourceText, escape_value, parse_nodes
 from .state import MOVE, PLACE, RING, ROW, State
@@ -370,6 +370,7 @@ def read_sgf(text: str) -> GameRecord:
     malformed file, an unknown or illegal command, a command given by the side
     that is not to act, or a result (``RE``) that contradicts the game.
     """
+    text = text.removeprefix(BOM)
     src = SourceText(text)
     nodes = parse_nodes(text, src)
     root: dict[str, SgfProperty] = {}
