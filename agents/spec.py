@@ -23,7 +23,7 @@ class AgentSpecError(ValueError):
 
 
 # name -> factory or "module:attribute" (imported on first use, so that e.g.
-# torch is only loaded when a network agent is asked for).
+# torch, SB3, Ray or OpenSpiel are only loaded when an agent needing them is asked for).
 _REGISTRY: dict[str, Factory | str] = {
     "random": "agents.base:RandomAgent",
     "greedy": "agents.greedy:GreedyAgent",
@@ -31,6 +31,9 @@ _REGISTRY: dict[str, Factory | str] = {
     "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
     "net": "train.agent:NetAgent",
+    "sb3": "train.sb3_agent:SB3Agent",
+    "rllib": "train.rllib_agent:RLlibAgent",
+    "openspiel_mcts": "agents.openspiel_mcts:OpenSpielMCTSAgent",
 }
 
 

@@ -2,7 +2,7 @@
 
 Usage (from the project root)::
 
-    python -m benchmarks.bench_engine [--seconds S] [--seed N]
+    python -m benchmarks.bench_engine [--seconds S] [--seed N] [--clock wall|cpu]
 
 Compiles ``limit.c`` (``$YINSH_BENCH_DIR``, else ``../shared/bench`` relative
 to the project root, else the copy in ``benchmarks/reference``) with ``cc -O2``
@@ -15,7 +15,8 @@ basic operations.
 
 The C program plays the same game with simplifications (the first row found,
 the last ring removed), so its game lengths differ a little from uniform
-play.  Figures are noisy on a shared machine: run it twice.
+play.  Figures are noisy on a shared machine: run it twice, or time our
+engine by CPU time (``--clock cpu``).
 """
 
 from __future__ import annotations
@@ -97,12 +98,18 @@ def run_c_reference(seconds: float) -> tuple[Rate | None, str]:
 # --- our engine: whole random games ----------------------------------------------------
 
 
-def play_random_games(seconds: float, seed: int, checked: bool) -> Rate:
-    """Uniformly random games for ``seconds``; ``checked`` uses apply, else apply_unchecked."""
+Clock = Callable[[], float]
+
+
+def play_random_games(
+    seconds: float, seed: int, checked: bool, clock: Clock = time.perf_counter
+) -> Rate:
+    """Uniformly random games for ``seconds`` of ``clock``; ``checked`` uses apply,
+    else apply_unchecked."""
     rng = random.Random(seed)
     randrange = rng.randrange
     games = actions = move_turns = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         state = State()
@@ -114,9 +121,9 @@ def play_random_games(seconds: float, seed: int, checked: bool) -> Rate:
             step(legal[randrange(len(legal))])
         games += 1
         actions += state.ply
-        if time.perf_counter() >= deadline:
+        if clock() >= deadline:
             break
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     return Rate(games / elapsed, actions / elapsed, move_turns / elapsed)
 
 
@@ -136,7 +143,12 @@ def sample_positions(n_games: int, seed: int) -> list[tuple[State, int]]:
     return out
 
 
-def best_us_per_call(prepare: Callable[[], T], run: Callable[[T], int], repeats: int) -> float:
+def best_us_per_call(
+    prepare: Callable[[], T],
+    run: Callable[[T], int],
+    repeats: int,
+    clock: Clock = time.perf_counter,
+) -> float:
     """Best-of-``repeats`` microseconds per call of ``run`` (``prepare`` is not timed).
 
     ``run`` takes what ``prepare`` made and returns how many calls it made.
@@ -144,13 +156,15 @@ def best_us_per_call(prepare: Callable[[], T], run: Callable[[T], int], repeats:
     best = float("inf")
     for _ in range(repeats):
         data = prepare()
-        start = time.perf_counter()
+        start = clock()
         calls = run(data)
-        best = min(best, (time.perf_counter() - start) / calls)
+        best = min(best, (clock() - start) / calls)
     return best * 1e6
 
 
-def call_costs(samples: list[tuple[State, int]], repeats: int = 5) -> dict[str, float]:
+def call_costs(
+    samples: list[tuple[State, int]], repeats: int = 5, clock: Clock = time.perf_counter
+) -> dict[str, float]:
     """Microseconds per call of the engine's basic operations over ``samples``."""
     positions = [state for state, _ in samples]
     in_move_phase = [state for state in positions if state.phase == MOVE]
@@ -213,16 +227,18 @@ def call_costs(samples: list[tuple[State, int]], repeats: int = 5) -> dict[str, 
 
     return {
         "legal_actions (move phase, uncached)": best_us_per_call(
-            copies(in_move_phase), legal_actions, repeats
+            copies(in_move_phase), legal_actions, repeats, clock
         ),
-        "apply (checked, legal list cached)": best_us_per_call(batch(True), apply, repeats),
-        "apply_unchecked": best_us_per_call(batch(False), apply_unchecked, repeats),
-        "pop (undo)": best_us_per_call(applied, pop, repeats),
-        "copy": best_us_per_call(same, each(State.copy), repeats),
-        "zobrist": best_us_per_call(same, each(State.zobrist), repeats),
-        "to_text": best_us_per_call(same, each(State.to_text), repeats),
-        "from_text": best_us_per_call(lambda: texts, from_text, repeats),
-        "legal_mask (legal list cached)": best_us_per_call(same, each(State.legal_mask), repeats),
+        "apply (checked, legal list cached)": best_us_per_call(batch(True), apply, repeats, clock),
+        "apply_unchecked": best_us_per_call(batch(False), apply_unchecked, repeats, clock),
+        "pop (undo)": best_us_per_call(applied, pop, repeats, clock),
+        "copy": best_us_per_call(same, each(State.copy), repeats, clock),
+        "zobrist": best_us_per_call(same, each(State.zobrist), repeats, clock),
+        "to_text": best_us_per_call(same, each(State.to_text), repeats, clock),
+        "from_text": best_us_per_call(lambda: texts, from_text, repeats, clock),
+        "legal_mask (legal list cached)": best_us_per_call(
+            same, each(State.legal_mask), repeats, clock
+        ),
     }
 
 
@@ -242,6 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time our engine by wall clock or by this process's CPU time (steadier on a "
+        "loaded machine; the C reference is always timed by wall clock)",
+    )
+    parser.add_argument(
         "--sample-games", type=int, default=40, help="random games whose positions time each call"
     )
     args = parser.parse_args(argv)
@@ -250,8 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"random play, {args.seconds:g} s each (noisy if the machine is shared)\n")
     c_rate, c_note = run_c_reference(args.seconds)
-    ours = play_random_games(args.seconds, args.seed, checked=False)
-    ours_checked = play_random_games(args.seconds, args.seed, checked=True)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    ours = play_random_games(args.seconds, args.seed, checked=False, clock=clock)
+    ours_checked = play_random_games(args.seconds, args.seed, checked=True, clock=clock)
 
     header = (
         f"{'engine':<30} {'games/s':>9} {'actions/s':>10} {'move-turns/s':>12} "
@@ -278,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
     samples = sample_positions(args.sample_games, args.seed + 1)
-    costs = call_costs(samples)
+    costs = call_costs(samples, clock=clock)
     print(f"\ncost per call over {len(samples)} positions of {args.sample_games} random games")
     print(f"{'operation':<40} {'us/call':>9}")
     print("-" * 50)

@@ -7,6 +7,7 @@ RLlib is not installed (``pip install -e ".[rllib]"``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,10 @@ pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib
 
 from ray.rllib.core.columns import Columns
 
-from agents import AgentSpecError
+from agents import AgentSpecError, make_agent
+from agents.arena import run_arena
 from train import rllib_example as example
+from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
 
 pytestmark = [
@@ -106,13 +109,45 @@ def test_self_play_trains_the_shared_policy(
     assert evaluation.wins + evaluation.draws + evaluation.losses == 2
 
 
-def test_example_script_against_a_baseline(
-    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
+    ray_cluster: Any,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    saved = tmp_path / "policy"
     args = ["--iterations", "2", "--opponent", "greedy", "--eval-games", "2", *TINY]
-    evaluation = example.main(args)
+    evaluation = example.main([*args, "--save", str(saved)])
     out = capsys.readouterr().out
     assert "iteration 2:" in out and "learner's mean return" in out and "legal moves" in out
+    assert f"saved {saved}" in out
+    # Normal output: the example's own lines only, no Ray/RLlib notices or deprecations.
+    assert all(line.startswith(("iteration ", "vs ", "saved ")) for line in out.splitlines()), out
     assert evaluation.games == 2 and evaluation.moves > 0
     with pytest.raises(AgentSpecError):
         example.main(["--opponent", "no-such-agent", *TINY])
+
+    # The saved module plays through its spec, greedy and sampling, in the arena.
+    trained = example.MaskedPolicyModule  # the class the checkpoint must hold
+    monkeypatch.chdir(tmp_path)
+    agent = make_agent("rllib:path=policy", seed=1)  # a relative path works too
+    assert isinstance(agent.module, trained)  # type: ignore[attr-defined]
+    specs = [f"rllib:path={saved}", f"rllib:path={saved},greedy=false", "random"]
+    result = run_arena(
+        specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path / "games"
+    )
+    assert [p.games for p in result.pairings] == [2, 2, 2]
+    assert all(p.a_forfeits == p.b_forfeits == 0 for p in result.pairings)
+    for path in (tmp_path / "games").glob("*.yinsh"):
+        assert load_record(path).replay().is_terminal
+
+
+def test_rllib_spec_names_a_missing_or_corrupt_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(AgentSpecError, match="nowhere' not found"):
+        make_agent(f"rllib:path={tmp_path / 'nowhere'}")
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "class_and_ctor_args.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(AgentSpecError, match=r"cannot load RLlib checkpoint .*corrupt"):
+        make_agent(f"rllib:path={corrupt}")
+    assert (corrupt / "class_and_ctor_args.pkl").read_bytes() == b"not a pickle"

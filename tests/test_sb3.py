@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 
 from train import sb3_maskable_ppo as example  # noqa: E402
 
-TINY = ["--n-steps", "64", "--batch-size", "32", "--n-epochs", "1", "--hidden", "32"]
+TINY = ["--n-steps", "32", "--envs", "2", "--batch-size", "32", "--n-epochs", "1"]
+TINY += ["--channels", "4", "--features", "16"]
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 def test_short_training_run_learns_and_plays_legal_moves() -> None:
     env = example.make_env("random", seed=0, rings_to_win=1)
-    model = example.build_model(env, n_steps=64, batch_size=32, n_epochs=2, hidden=(32,))
+    model = example.build_model(env, n_steps=64, batch_size=32, n_epochs=2, channels=4, features=16)
     before = [p.detach().clone() for p in model.policy.parameters()]
     model.learn(total_timesteps=192)
     after = list(model.policy.parameters())
@@ -57,3 +58,69 @@ def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFix
     obs, _ = env.reset(seed=0)
     action, _ = loaded.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)] and np.isscalar(int(action))
+
+
+def test_default_model_file_is_small(tmp_path: Path) -> None:
+    # The CNN features extractor keeps the file (weights plus Adam's state) small;
+    # SB3's default flattening extractor made it 34 MB.
+    model = example.build_model(example.make_vec_env("random", envs=2))
+    assert model.policy.features_extractor.__class__ is example.PlanesCNN
+    path = tmp_path / "default.zip"
+    model.save(path)
+    weights = sum(p.numel() for p in model.policy.parameters())
+    assert weights < 600_000 and path.stat().st_size < 8_000_000
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A MaskablePPO model trained for a few steps, saved once for the module's tests."""
+    torch.set_num_threads(1)
+    env = example.make_vec_env("random", seed=0, rings_to_win=1, envs=2)
+    model = example.build_model(env, n_steps=32, batch_size=32, n_epochs=1, channels=4, features=16)
+    model.learn(total_timesteps=64)
+    path = tmp_path_factory.mktemp("sb3") / "tiny.zip"
+    model.save(path)
+    return path
+
+
+def test_sb3_spec_plays_legal_games_through_the_arena(tiny_model: Path, tmp_path: Path) -> None:
+    from agents.arena import run_arena
+    from yinsh_env import load_record
+
+    specs = [f"sb3:path={tiny_model}", f"sb3:path={tiny_model},greedy=false", "random"]
+    result = run_arena(
+        specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path
+    )
+    assert [p.games for p in result.pairings] == [2, 2, 2]
+    assert all(p.a_forfeits == p.b_forfeits == 0 for p in result.pairings)
+    records = sorted(tmp_path.glob("*.yinsh"))
+    assert len(records) == 6
+    for path in records:
+        assert load_record(path).replay().is_terminal  # every move legal, to the end
+
+
+def test_sb3_agent_is_seeded_and_follows_the_policy(tiny_model: Path) -> None:
+    from agents import make_agent
+    from yinsh_env import State
+
+    state = State().apply_all(["E5", "F6", "G7"])
+    greedy = make_agent(f"sb3:path={tiny_model}")
+    choices = {greedy.act(state) for _ in range(3)}
+    assert len(choices) == 1 and choices <= set(state.legal_actions())
+    sampler = make_agent(f"sb3:path={tiny_model},greedy=false", seed=3)
+    first = [sampler.act(state) for _ in range(8)]
+    sampler.reset(seed=3)
+    assert [sampler.act(state) for _ in range(8)] == first
+    assert set(first) <= set(state.legal_actions()) and len(set(first)) > 1
+
+
+def test_sb3_spec_names_a_missing_or_corrupt_model(tmp_path: Path) -> None:
+    from agents import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match=r"nowhere\.zip' not found"):
+        make_agent(f"sb3:path={tmp_path / 'nowhere.zip'}")
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"PK\x03\x04 not really a model")
+    with pytest.raises(AgentSpecError, match=r"cannot load SB3 model .*corrupt\.zip"):
+        make_agent(f"sb3:path={corrupt}")
+    assert corrupt.read_bytes() == b"PK\x03\x04 not really a model"  # left intact

@@ -18,5 +18,10 @@ One job per module, in the order data flows through a run
 * :mod:`train.agent`: the ``net:path=...`` agent;
 * :mod:`train.plot`: learning curves from ``metrics.jsonl``.
 
+Library examples beside it: :mod:`train.sb3_maskable_ppo` (sb3-contrib's
+MaskablePPO) and :mod:`train.rllib_example` (RLlib's PPO), whose saved
+policies play as agents ``sb3:path=MODEL.zip`` (:mod:`train.sb3_agent`) and
+``rllib:path=DIR`` (:mod:`train.rllib_agent`).
+
 Modules are imported on use: ``import train`` loads nothing heavy.
 """

@@ -4,7 +4,12 @@ Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
 
     python -m train.rllib_example --iterations 20                      # self-play
     python -m train.rllib_example --iterations 20 --opponent greedy    # against a baseline
+    python -m train.rllib_example --minutes 14 --opponent random --save runs/rllib
     python -m train.rllib_example --iterations 50 --env-runners 4 --address auto
+
+``--save DIR`` writes the learner's module, which the agent spec
+``rllib:path=DIR`` plays (:mod:`train.rllib_agent`).  Normal output is the
+example's own lines; ``--verbose`` keeps Ray's and RLlib's logs.
 
 The adapter, step by step:
 
@@ -41,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
+import os
 import time
 import zlib
 from collections.abc import Sequence
@@ -100,21 +107,25 @@ def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
 
-    ``model_config``: ``channels`` (conv filters, default 32), ``hidden``
-    (units of the shared layer, default 256).
+    ``model_config``: ``channels`` (conv filters, default 16), ``hidden``
+    (units of the shared layer, default 128).  A 1x1 convolution squeezes the
+    trunk to 8 channels before the dense layer, which keeps the module small
+    (about 0.4 million weights) and fast on a CPU.
     """
 
     def setup(self) -> None:
         settings = model_settings(self.model_config)
-        channels = int(settings.get("channels", 32))
-        hidden = int(settings.get("hidden", 256))
+        channels = int(settings.get("channels", 16))
+        hidden = int(settings.get("hidden", 128))
         self.trunk = nn.Sequential(
             nn.Conv2d(N_PLANES, channels, 3, padding=1),
             nn.ReLU(),
             nn.Conv2d(channels, channels, 3, padding=1),
             nn.ReLU(),
+            nn.Conv2d(channels, 8, 1),
+            nn.ReLU(),
             nn.Flatten(),
-            nn.Linear(channels * 11 * 11, hidden),
+            nn.Linear(8 * 11 * 11, hidden),
             nn.ReLU(),
         )
         self.policy_head = nn.Linear(hidden, N_ACTIONS)
@@ -144,8 +155,8 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
             embeddings = self._embed(batch)
         return self.value_head(embeddings).squeeze(-1)
 
-    def greedy_action(self, observation: dict[str, np.ndarray]) -> int:
-        """The most likely legal action for one environment observation."""
+    def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The masked logits over the 2142 actions for one environment observation."""
         batch = {
             Columns.OBS: {
                 "observation": torch.as_tensor(observation["observation"][None]),
@@ -154,7 +165,11 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         }
         with torch.no_grad():
             logits = self.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return int(logits[0].argmax())
+        return logits[0].numpy()
+
+    def greedy_action(self, observation: dict[str, np.ndarray]) -> int:
+        """The most likely legal action for one environment observation."""
+        return int(self.masked_logits(observation).argmax())
 
 
 class BaselineModule(RLModule):
@@ -187,6 +202,18 @@ def _numpy(value: Any) -> np.ndarray:
     return value.cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
+def quiet_ray(level: int = logging.ERROR) -> None:
+    """Ray's and RLlib's loggers at ``level``: by default only errors reach the output.
+
+    At INFO/WARNING they print, on every run, notices about their own
+    defaults and internals (token authentication, "running PPO on the new API
+    stack", a deprecation RLlib's ``RLModule`` constructor raises against its
+    own code), none of which the user can act on.
+    """
+    for name in ("ray", "ray.rllib", "ray.tune"):
+        logging.getLogger(name).setLevel(level)
+
+
 def learner_side(episode: Any) -> str:
     """The agent the learner plays in ``episode`` against a baseline: alternates by episode."""
     return AGENTS[zlib.crc32(str(episode.id_).encode()) % 2]
@@ -197,12 +224,14 @@ def build_config(
     rings_to_win: int = 3,
     seed: int = 0,
     env_runners: int = 0,
+    envs: int = 8,
     batch_size: int = 2000,
     minibatch_size: int = 256,
     epochs: int = 4,
-    lr: float = 3e-4,
-    channels: int = 32,
-    hidden: int = 256,
+    lr: float = 5e-4,
+    channels: int = 16,
+    hidden: int = 128,
+    entropy: float = 0.01,
 ) -> Any:
     """The PPO config: masked module(s), self-play or a baseline opponent."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -236,7 +265,7 @@ def build_config(
         # end YINSH games as illegal moves (with a warning); the environment
         # passes PettingZoo's own API test instead (tests/test_aec_env.py).
         .environment(ENV_NAME, env_config={"rings_to_win": rings_to_win}, disable_env_checking=True)
-        .env_runners(num_env_runners=env_runners)
+        .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs)
         .learners(num_learners=0)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
@@ -247,9 +276,9 @@ def build_config(
             lr=lr,
             gamma=1.0,  # one reward, at the end of a bounded game
             lambda_=0.95,
-            entropy_coeff=0.01,
+            entropy_coeff=entropy,
         )
-        .debugging(seed=seed)
+        .debugging(seed=seed, log_sys_usage=False)  # needs GPUtil, and warns without it
     )
 
 
@@ -298,9 +327,16 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument("--batch-size", type=int, default=2000, help="env steps per iteration")
     parser.add_argument("--minibatch-size", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--channels", type=int, default=32, help="conv filters of the trunk")
-    parser.add_argument("--hidden", type=int, default=256, help="units of the shared layer")
+    parser.add_argument("--lr", type=float, default=5e-4)
+    parser.add_argument("--channels", type=int, default=16, help="conv filters of the trunk")
+    parser.add_argument("--hidden", type=int, default=128, help="units of the shared layer")
+    parser.add_argument("--entropy", type=float, default=0.01, help="entropy bonus")
+    parser.add_argument(
+        "--envs", type=int, default=8, help="environments per env runner, stepped together"
+    )
+    parser.add_argument(
+        "--minutes", type=float, default=0.0, help="stop after the iteration that passes this"
+    )
     parser.add_argument(
         "--env-runners", type=int, default=0, help="Ray actors sampling games (0: in the driver)"
     )
@@ -310,28 +346,47 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument("--cpus", type=int, default=None, help="CPUs of a local Ray")
     parser.add_argument("--eval-games", type=int, default=10)
     parser.add_argument("--eval-opponent", default="random", help="agent spec")
+    parser.add_argument(
+        "--save", default=None, help="directory for the learner's module (spec rllib:path=DIR)"
+    )
+    parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (sampling and learning)"
+    )
     args = parser.parse_args(argv)
+    # Small batches gain nothing from more threads, and idle threads spinning
+    # on a busy CPU slow every convolution down many times.
+    torch.set_num_threads(args.threads)
     if args.opponent != "self":
         make_agent(args.opponent)  # AgentSpecError (a ValueError) before anything starts
     make_agent(args.eval_opponent)
 
     import ray
 
+    level = logging.INFO if args.verbose else logging.ERROR
+    quiet_ray(level)
     started = not ray.is_initialized()
     if started:
-        ray.init(address=args.address, num_cpus=args.cpus, include_dashboard=False)
+        ray.init(
+            address=args.address,
+            num_cpus=args.cpus,
+            include_dashboard=False,
+            logging_level=level,
+        )
     try:
         config = build_config(
             opponent=args.opponent,
             rings_to_win=args.rings_to_win,
             seed=args.seed,
             env_runners=args.env_runners,
+            envs=args.envs,
             batch_size=args.batch_size,
             minibatch_size=args.minibatch_size,
             epochs=args.epochs,
             lr=args.lr,
             channels=args.channels,
             hidden=args.hidden,
+            entropy=args.entropy,
         )
         algo = config.build_algo()
         try:
@@ -345,9 +400,15 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                 if args.opponent != "self":
                     returns = runners.get("module_episode_returns_mean", {})
                     line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
-                print(f"{line}, {time.perf_counter() - start:.1f} s")
+                elapsed = time.perf_counter() - start
+                print(f"{line}, {elapsed:.1f} s", flush=True)
+                if args.minutes > 0 and elapsed > args.minutes * 60:
+                    break
             module = algo.get_module(LEARNER)
             assert isinstance(module, MaskedPolicyModule)
+            if args.save is not None:
+                module.save_to_path(os.path.abspath(args.save))
+                print(f"saved {args.save}")
             evaluation = evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
         finally:
             algo.stop()
@@ -363,4 +424,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    main()
+    # The importable module's main, so that saved models name train.rllib_example's
+    # classes rather than copies of __main__'s.
+    from train.rllib_example import main as module_main
+
+    module_main()

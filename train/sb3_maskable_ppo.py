@@ -6,24 +6,46 @@ Needs the optional extra: ``pip install -e ".[sb3]"``.  Example::
 
 The learner alternates sides between episodes; the opponent is any agent spec
 (``random``, ``greedy``, ``alphabeta:depth=1``, ...).  Observations are the
-environment's dict (planes + mask), read by SB3's ``MultiInputPolicy``; the
-mask also reaches the policy through ``action_masks()``, so every move played
-is legal.  This is a baseline for library users, not the project's trainer
-(see :mod:`train` for the AlphaZero-style one).
+environment's dict; :class:`PlanesCNN`, a small convolutional features
+extractor, reads the planes (the mask is not an input: it reaches the policy
+through ``action_masks()``, so every move played is legal).  Several
+environments step together (``--envs``) so that the network sees batches.
+
+SB3's default for a dict observation, ``CombinedExtractor``, flattens the
+planes and the 2,142-entry mask into 4,199 inputs of an MLP: about 2.8 million
+weights, saved with Adam's two moment estimates each, a 34 MB model file, and
+slow.  The CNN has about 0.4 million weights (a model file of about 5 MB,
+Adam's state included, which SB3 always saves).  ``--save`` writes the model
+that the agent spec ``sb3:path=MODEL.zip`` plays (:mod:`train.sb3_agent`).
+This is a baseline for library users, not the project's trainer (see
+:mod:`train` for the AlphaZero-style one).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch import nn
+
 from agents import make_agent
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
+
+try:
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'the MaskablePPO example needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
+    ) from exc
 
 
 @dataclass
@@ -51,24 +73,70 @@ def make_env(opponent: str = "random", seed: int = 0, rings_to_win: int = 3) -> 
     )
 
 
+def make_vec_env(
+    opponent: str = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 1
+) -> Any:
+    """``envs`` training environments stepped together (SB3's ``DummyVecEnv``)."""
+
+    def factory(index: int) -> Callable[[], YinshGymEnv]:
+        return lambda: make_env(opponent, seed=seed + index, rings_to_win=rings_to_win)
+
+    return DummyVecEnv([factory(i) for i in range(envs)])
+
+
+class PlanesCNN(BaseFeaturesExtractor):
+    """Two 3x3 convolutions over the planes, a 1x1 squeeze to 8 channels, one dense layer.
+
+    Reads ``observation`` (channel-last planes) and ignores ``action_mask``.
+    """
+
+    def __init__(self, observation_space: Any, channels: int = 16, features_dim: int = 128) -> None:
+        super().__init__(observation_space, features_dim)
+        height, width, planes = observation_space["observation"].shape
+        self.net = nn.Sequential(
+            nn.Conv2d(planes, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, 8, 1),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(8 * height * width, features_dim),
+            nn.ReLU(),
+        )
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.net(observations["observation"].permute(0, 3, 1, 2))
+
+
+class TimeLimit(BaseCallback):
+    """Stops training after ``seconds`` of wall time (checked after every step)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.deadline = time.perf_counter() + seconds
+
+    def _on_step(self) -> bool:
+        return time.perf_counter() < self.deadline
+
+
 def build_model(
-    env: YinshGymEnv,
+    env: Any,
     seed: int = 0,
-    n_steps: int = 512,
-    batch_size: int = 128,
+    n_steps: int = 256,
+    batch_size: int = 256,
     n_epochs: int = 4,
-    hidden: Sequence[int] = (256, 256),
+    channels: int = 16,
+    features: int = 128,
+    hidden: Sequence[int] = (),
     learning_rate: float = 3e-4,
+    ent_coef: float = 0.01,
     verbose: int = 0,
 ) -> Any:
-    """A MaskablePPO model with a small MLP over the flattened observation."""
-    try:
-        from sb3_contrib import MaskablePPO
-    except ImportError:  # pragma: no cover - depends on the installed extras
-        raise ImportError(
-            "the MaskablePPO example needs sb3-contrib: pip install 'yinsh[sb3]'"
-        ) from None
+    """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
+    ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
+    """
     return MaskablePPO(
         "MultiInputPolicy",
         env,
@@ -76,8 +144,13 @@ def build_model(
         batch_size=batch_size,
         n_epochs=n_epochs,
         learning_rate=learning_rate,
+        ent_coef=ent_coef,
         gamma=1.0,  # one reward at the end of a bounded game
-        policy_kwargs={"net_arch": list(hidden)},
+        policy_kwargs={
+            "features_extractor_class": PlanesCNN,
+            "features_extractor_kwargs": {"channels": channels, "features_dim": features},
+            "net_arch": list(hidden),
+        },
         seed=seed,
         device="cpu",
         verbose=verbose,
@@ -110,34 +183,48 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         prog="python -m train.sb3_maskable_ppo", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--timesteps", type=int, default=20_000, help="learner decisions")
+    parser.add_argument(
+        "--minutes", type=float, default=0.0, help="stop training after this long (0: no limit)"
+    )
     parser.add_argument("--opponent", default="random", help="agent spec of the opponent")
     parser.add_argument("--rings-to-win", type=int, default=3, help="3 standard, 1 Blitz")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-steps", type=int, default=512, help="rollout length per update")
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--envs", type=int, default=8, help="environments stepped together")
+    parser.add_argument("--n-steps", type=int, default=256, help="rollout length per environment")
+    parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--n-epochs", type=int, default=4)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256], help="MLP sizes")
+    parser.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    parser.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
+    parser.add_argument("--channels", type=int, default=16, help="conv filters")
+    parser.add_argument("--features", type=int, default=128, help="units of the dense layer")
+    parser.add_argument(
+        "--hidden", type=int, nargs="*", default=[], help="extra layers of each head"
+    )
     parser.add_argument("--eval-games", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--save", type=Path, default=None, help="where to save the model (.zip)")
     args = parser.parse_args(argv)
 
-    import torch
-
     torch.set_num_threads(args.threads)
-    env = make_env(args.opponent, seed=args.seed, rings_to_win=args.rings_to_win)
+    env = make_vec_env(args.opponent, args.seed, args.rings_to_win, args.envs)
     model = build_model(
         env,
         seed=args.seed,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
         n_epochs=args.n_epochs,
+        channels=args.channels,
+        features=args.features,
         hidden=args.hidden,
+        learning_rate=args.lr,
+        ent_coef=args.ent_coef,
     )
+    callback = TimeLimit(args.minutes * 60) if args.minutes > 0 else None
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps)
+    model.learn(total_timesteps=args.timesteps, callback=callback)
     elapsed = time.perf_counter() - start
-    print(f"trained {args.timesteps} steps in {elapsed:.1f}s ({args.timesteps / elapsed:.0f}/s)")
+    steps = model.num_timesteps
+    print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
     if args.save is not None:
         model.save(args.save)
         print(f"saved {args.save}")
@@ -150,4 +237,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    main()
+    # The importable module's main, so that saved models name train.sb3_maskable_ppo's
+    # classes rather than copies of __main__'s.
+    from train.sb3_maskable_ppo import main as module_main
+
+    module_main()

@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from yinsh_env import Result, Termination
+
 from .checkpoint import (
     BEST_NAME,
     CheckpointError,
@@ -197,9 +199,11 @@ def self_play(
         "selfplay/games": float(len(stats)),
         "selfplay/positions": float(sum(len(g) for g in result.games)),
         "selfplay/game_length": plies / max(1, len(stats)),
-        "selfplay/white_win": sum(s.result == "W" for s in stats) / max(1, len(stats)),
-        "selfplay/draw": sum(s.result == "draw" for s in stats) / max(1, len(stats)),
-        "selfplay/resigned": sum(s.end_reason == "resign" for s in stats) / max(1, len(stats)),
+        "selfplay/white_win": sum(s.result == Result.WHITE_WINS for s in stats)
+        / max(1, len(stats)),
+        "selfplay/draw": sum(s.result == Result.DRAW for s in stats) / max(1, len(stats)),
+        "selfplay/resigned": sum(s.end_reason == Termination.RESIGN for s in stats)
+        / max(1, len(stats)),
         "selfplay/false_resign": sum(s.false_resign for s in would) / max(1, len(would)),
         "selfplay/seconds": result.seconds,
         "selfplay/moves_per_s": plies / seconds,

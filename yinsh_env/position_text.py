@@ -56,24 +56,35 @@ B = TypeVar("B", bound=PositionFields)
 
 _COLUMN_SIZES = tuple(sum(1 for c, _ in POINTS if c == col) for col in range(11))
 _PIECES = {"R": (0, 0), "r": (0, 1), "M": (1, 0), "m": (1, 1)}  # (kind, player)
+#: The bits of each column's points, from its lowest number up.
+_COLUMN_BITS = tuple(
+    tuple(POINT_BIT[p] for p, (c, _n) in enumerate(POINTS) if c == col) for col in range(11)
+)
 #: Longer than any position text (the longest is about 130 characters).
 MAX_TEXT_LENGTH = 256
 _COUNT = re.compile(r"[0-9]{1,2}")
 _REMOVED = re.compile(r"([0-9])-([0-9])")
 _COLUMN = re.compile(r"[0-9]+|[RrMm]|.", re.DOTALL)
-#: Point indices of each column, from its lowest number up.
-_COLUMNS = tuple(tuple(p for p, (c, _n) in enumerate(POINTS) if c == col) for col in range(11))
 
 
 def format_position(position: PositionFields) -> str:
     """The position's text (see :meth:`State.to_text <yinsh_env.state.State.to_text>`)."""
-    boards = ((*position.rings, *position.markers), "RrMm")
+    white_rings, black_rings = position.rings
+    white_markers, black_markers = position.markers
     columns = []
-    for points in _COLUMNS:
+    for bits in _COLUMN_BITS:
         cells = []
-        for p in points:
-            bit = POINT_BIT[p]
-            cells.append(next((ch for board, ch in zip(*boards) if board & bit), "."))
+        for bit in bits:
+            if white_rings & bit:
+                cells.append("R")
+            elif black_rings & bit:
+                cells.append("r")
+            elif white_markers & bit:
+                cells.append("M")
+            elif black_markers & bit:
+                cells.append("m")
+            else:
+                cells.append(".")
         columns.append(_compress("".join(cells)))
     board = "/".join(columns)
     mover = "-" if position.mover < 0 else Player(position.mover).letter.lower()

@@ -1,0 +1,94 @@
+"""A policy trained by the RLlib example as an agent: spec ``rllib:path=CHECKPOINT``.
+
+``CHECKPOINT`` is the learner's module as :mod:`train.rllib_example` saves
+it (``--save DIR``), or a whole RLlib algorithm checkpoint
+(``algo.save_to_path``), whose ``learner_group/learner/rl_module/learner``
+module is then used.  Each decision encodes the position from the acting
+player's side and takes the masked module's logits: ``greedy=true`` (default)
+plays the most likely legal action, ``greedy=false`` samples with the agent's
+seeded generator.  A missing or corrupt checkpoint fails when the agent is
+built, with a ``ValueError`` naming it.  Needs the ``rllib`` extra; Ray itself
+is not started.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Agent
+from yinsh_env.observation import encode
+from yinsh_env.state import State
+
+#: Where an algorithm checkpoint keeps the learner's module.
+ALGORITHM_MODULE_DIR = Path("learner_group", "learner", "rl_module")
+
+
+def module_dir(path: str, module_id: str) -> Path:
+    """The module checkpoint directory ``path`` names (itself, or inside an algorithm's)."""
+    if not path:
+        raise ValueError("the rllib agent needs path=CHECKPOINT_DIR")
+    root = Path(path)
+    if not root.is_dir():
+        raise ValueError(f"RLlib checkpoint {path!r} not found (expected a directory)")
+    inside = root / ALGORITHM_MODULE_DIR / module_id
+    # Absolute: RLlib reads checkpoints through pyarrow, which takes a relative path for a URI.
+    return (inside if inside.is_dir() else root).resolve()
+
+
+def load_masked_module(path: str) -> Any:
+    """Load the example's :class:`~train.rllib_example.MaskedPolicyModule` from a checkpoint."""
+    from . import rllib_example
+
+    directory = module_dir(path, rllib_example.LEARNER)
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    # RLlib's RLModule constructor logs a deprecation against RLlib's own code.
+    deprecations = logging.getLogger("ray._common.deprecation")
+    level = deprecations.level
+    deprecations.setLevel(logging.ERROR)
+    try:
+        module: Any = RLModule.from_checkpoint(directory)
+    except Exception as exc:  # RLlib raises many kinds for a bad directory (pickle, io)
+        raise ValueError(f"cannot load RLlib checkpoint {str(directory)!r}: {exc}") from exc
+    finally:
+        deprecations.setLevel(level)
+    if not callable(getattr(module, "masked_logits", None)):
+        raise ValueError(
+            f"RLlib checkpoint {str(directory)!r} holds a {type(module).__name__}, "
+            "not the example's MaskedPolicyModule (no masked_logits)"
+        )
+    module.eval()
+    return module
+
+
+class RLlibAgent(Agent):
+    """Plays the RLlib example's trained masked policy."""
+
+    def __init__(
+        self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
+    ) -> None:
+        super().__init__(seed)
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.module = load_masked_module(path)
+        self.greedy = greedy
+        torch.set_num_threads(threads)
+        self.np_rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self.np_rng = np.random.default_rng(seed)
+
+    def act(self, state: State) -> int:
+        mask = state.legal_mask()
+        logits = self.module.masked_logits({"observation": encode(state), "action_mask": mask})
+        if self.greedy:
+            return int(np.argmax(logits))
+        probs = np.exp(logits - logits.max()) * (mask > 0)
+        return int(self.np_rng.choice(len(probs), p=probs / probs.sum()))

@@ -1,0 +1,90 @@
+"""A MaskablePPO model (sb3-contrib) as an agent: spec ``sb3:path=MODEL.zip``.
+
+The model is one saved by :mod:`train.sb3_maskable_ppo` (``--save``), or any
+MaskablePPO model over the environment's observation dict.  Each decision
+encodes the position from the acting player's side
+(:func:`yinsh_env.observation.encode`) and takes the policy's distribution
+with the legal-action mask applied: ``greedy=true`` (default) plays its most
+likely legal action, ``greedy=false`` samples from it with the agent's seeded
+generator.  A missing, corrupt or mismatched model file fails when the agent
+is built, with a ``ValueError`` naming the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Agent
+from yinsh_env.actions import N_ACTIONS
+from yinsh_env.observation import OBS_SHAPE, encode
+from yinsh_env.state import State
+
+
+def model_file(path: str) -> Path:
+    """The model file ``path`` names (SB3 adds ``.zip`` when it is missing)."""
+    if not path:
+        raise ValueError("the sb3 agent needs path=MODEL.zip")
+    for candidate in (Path(path), Path(f"{path}.zip")):
+        if candidate.is_file():
+            return candidate
+    raise ValueError(f"SB3 model {path!r} not found")
+
+
+def load_maskable_ppo(path: str) -> Any:
+    """Load a MaskablePPO model for CPU inference; ValueError naming the file otherwise."""
+    file = model_file(path)
+    from sb3_contrib import MaskablePPO
+
+    import train.sb3_maskable_ppo  # noqa: F401  (defines PlanesCNN, which the file refers to)
+
+    try:
+        model = MaskablePPO.load(file, device="cpu")
+    except Exception as exc:  # SB3 raises many kinds for a bad file (zip, pickle, torch)
+        raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from exc
+    spaces: Any = model.observation_space
+    try:
+        planes = tuple(spaces["observation"].shape)
+        actions = int(getattr(model.action_space, "n", 0))
+    except (KeyError, TypeError):
+        planes, actions = (), 0
+    if planes != OBS_SHAPE or actions != N_ACTIONS:
+        raise ValueError(
+            f"SB3 model {str(file)!r} is not a YINSH policy: observation {spaces}, "
+            f"action space {model.action_space}"
+        )
+    return model
+
+
+class SB3Agent(Agent):
+    """Plays a trained MaskablePPO policy, masks applied."""
+
+    def __init__(
+        self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
+    ) -> None:
+        super().__init__(seed)
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.model = load_maskable_ppo(path)
+        self.greedy = greedy
+        torch.set_num_threads(threads)
+        self.np_rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self.np_rng = np.random.default_rng(seed)
+
+    def act(self, state: State) -> int:
+        mask = state.legal_mask().astype(bool)
+        policy = self.model.policy
+        observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
+        with torch.no_grad():
+            probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
+        probs = probs.numpy().astype(np.float64) * mask
+        if self.greedy:
+            return int(np.argmax(probs))
+        return int(self.np_rng.choice(N_ACTIONS, p=probs / probs.sum()))
