@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from agents import AgentSpecError, make_agent
 from agents.arena import run_arena
@@ -101,8 +102,6 @@ def test_net_agent_takes_the_protocol_budget(
 def test_a_network_knows_its_variant_and_the_arena_refuses_the_other(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    import torch
-
     standard = make_agent(f"net:path={run_dir}")
     assert standard.rings_to_win == 3
     data = torch.load(checkpoint_path(run_dir, 1), weights_only=True)
