@@ -48,35 +48,12 @@ def torch_one_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
-#: The smallest training run that writes a network checkpoint (a few seconds).
-TINY_TRAIN_CONFIG = """\
-seed: 1
-iterations: 1
-backend: inprocess
-network: {blocks: 1, channels: 8, value_hidden: 8}
-search: {simulations: 4, gumbel_considered: 4}
-selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
-replay: {window: 5000, min_positions: 4}
-optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
-eval: {every: 0, games: 2, opponents: [random], simulations: 0}
-"""
-
-
 @pytest.fixture(scope="session")
 def tiny_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory holding tiny network checkpoints (for ``net:path=...``)."""
-    import torch
+    from helpers import tiny_training_run
 
-    from train.config import load_config
-    from train.trainer import run
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("tiny-net")
-    (folder / "tiny.yaml").write_text(TINY_TRAIN_CONFIG)
-    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
-    torch.set_num_threads(threads)
-    return folder / "run"
+    return tiny_training_run(tmp_path_factory.mktemp("tiny-net"))
 
 
 @pytest.fixture(scope="session")

@@ -91,6 +91,36 @@ def game_of(states: list[State], seed: int = 0) -> GameSamples:
     )
 
 
+#: The smallest training run that writes a network checkpoint (a few seconds).
+TINY_TRAIN_CONFIG = """\
+seed: 1
+iterations: 1
+backend: inprocess
+network: {blocks: 1, channels: 8, value_hidden: 8}
+search: {simulations: 4, gumbel_considered: 4}
+selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
+replay: {window: 5000, min_positions: 4}
+optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
+eval: {every: 0, games: 2, opponents: [random], simulations: 0}
+"""
+
+
+def tiny_training_run(folder: Path, *overrides: str) -> Path:
+    """Train :data:`TINY_TRAIN_CONFIG` (with ``overrides``) in ``folder/run`` on one
+    torch thread; returns the run directory."""
+    import torch
+
+    from train.trainer import run
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        run(load_yaml_config(folder, TINY_TRAIN_CONFIG, *overrides), folder / "run", progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    return folder / "run"
+
+
 def load_yaml_config(tmp_path: Path, text: str, *overrides: str) -> Config:
     """Write ``text`` to ``tmp_path/tiny.yaml`` and load it with ``overrides``."""
     from train.config import load_config  # the trainer (torch) only for the tests that train

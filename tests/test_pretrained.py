@@ -7,39 +7,22 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import tiny_training_run
 
 from agents import make_agent
 from agents.arena import run_arena
 from train import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, read_file
-from train.config import load_config
 from train.curve import format_curve, strength_curve, train_hours
-from train.trainer import run
-
-TINY = """\
-seed: 2
-iterations: 2
-backend: inprocess
-network: {blocks: 1, channels: 8, value_hidden: 8}
-search: {simulations: 4, gumbel_considered: 4}
-selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
-replay: {window: 5000, min_positions: 4}
-optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
-eval: {every: 1, games: 2, opponents: [random], simulations: 0, elo_checkpoints: 1}
-"""
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("pretrained")
-    (folder / "tiny.yaml").write_text(TINY)
-    run(load_config(folder / "tiny.yaml"), folder / "run", progress=False)
-    torch.set_num_threads(threads)
-    return folder / "run"
+    """Two tiny iterations, each evaluated (and rated against the one before)."""
+    overrides = ["iterations=2", "eval.every=1", "eval.elo_checkpoints=1"]
+    return tiny_training_run(tmp_path_factory.mktemp("pretrained"), *overrides)
 
 
 def test_the_package_ships_a_network_with_its_making_of() -> None:
