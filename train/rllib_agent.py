@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from agents.base import Agent
 from yinsh_env.observation import encode
 from yinsh_env.state import State
+
+from .library_agent import LibraryPolicyAgent
 
 #: Where an algorithm checkpoint keeps the learner's module.
 ALGORITHM_MODULE_DIR = Path("learner_group", "learner", "rl_module")
@@ -66,29 +66,16 @@ def load_masked_module(path: str) -> Any:
     return module
 
 
-class RLlibAgent(Agent):
+class RLlibAgent(LibraryPolicyAgent):
     """Plays the RLlib example's trained masked policy."""
 
     def __init__(
         self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
     ) -> None:
-        super().__init__(seed)
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        super().__init__(seed, greedy, threads)
         self.module = load_masked_module(path)
-        self.greedy = greedy
-        torch.set_num_threads(threads)
-        self.np_rng = np.random.default_rng(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        if seed is not None:
-            self.np_rng = np.random.default_rng(seed)
-
-    def act(self, state: State) -> int:
+    def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask()
         logits = self.module.masked_logits({"observation": encode(state), "action_mask": mask})
-        if self.greedy:
-            return int(np.argmax(logits))
-        probs = np.exp(logits - logits.max()) * (mask > 0)
-        return int(self.np_rng.choice(len(probs), p=probs / probs.sum()))
+        return np.exp(logits - logits.max()) * (mask > 0)

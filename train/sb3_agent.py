@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
+
+from .library_agent import LibraryPolicyAgent
 
 
 def model_file(path: str) -> Path:
@@ -59,32 +60,19 @@ def load_maskable_ppo(path: str) -> Any:
     return model
 
 
-class SB3Agent(Agent):
+class SB3Agent(LibraryPolicyAgent):
     """Plays a trained MaskablePPO policy, masks applied."""
 
     def __init__(
         self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
     ) -> None:
-        super().__init__(seed)
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        super().__init__(seed, greedy, threads)
         self.model = load_maskable_ppo(path)
-        self.greedy = greedy
-        torch.set_num_threads(threads)
-        self.np_rng = np.random.default_rng(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        if seed is not None:
-            self.np_rng = np.random.default_rng(seed)
-
-    def act(self, state: State) -> int:
+    def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask().astype(bool)
         policy = self.model.policy
         observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
         with torch.no_grad():
             probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
-        probs = probs.numpy().astype(np.float64) * mask
-        if self.greedy:
-            return int(np.argmax(probs))
-        return int(self.np_rng.choice(N_ACTIONS, p=probs / probs.sum()))
+        return probs.numpy().astype(np.float64) * mask
