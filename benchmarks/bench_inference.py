@@ -25,7 +25,7 @@ import torch
 from train.config import NetworkConfig, load_config
 from train.inference import NetworkEvaluator
 from train.network import PolicyValueNet
-from train.onnx_inference import OnnxEvaluator, onnx_available
+from train.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
 from yinsh_env import State
 from yinsh_env.observation import encode
 
@@ -44,19 +44,9 @@ def sample_planes(count: int, seed: int = 0) -> np.ndarray:
     return np.stack(planes)
 
 
-class _PolicyValue(torch.nn.Module):
-    def __init__(self, model: PolicyValueNet) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.model(x)
-        return out.policy, out.value
-
-
 def frozen(model: PolicyValueNet, example: torch.Tensor) -> Runner:
     """TorchScript trace, frozen and optimised for inference (folds batch norm)."""
-    traced = torch.jit.trace(_PolicyValue(model).eval(), example, check_trace=False)
+    traced = torch.jit.trace(PolicyValue(model).eval(), example, check_trace=False)
     return torch.jit.optimize_for_inference(torch.jit.freeze(traced))  # type: ignore[no-any-return]
 
 

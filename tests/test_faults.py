@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import TINY_TRAIN_CONFIG
 
 from train.checkpoint import BEST_NAME
 from train.trainer import METRICS_NAME, read_metrics
@@ -95,17 +96,8 @@ def test_killed_eval_leaves_no_worker_processes(sig: signal.Signals, tmp_path: P
         assert process.returncode in (128 + sig, -sig, 130), process.returncode
 
 
-TINY = """\
-seed: 3
-iterations: 1
-backend: inprocess
-network: {blocks: 1, channels: 8, value_hidden: 8}
-search: {simulations: 4, gumbel_considered: 4}
-selfplay: {games_per_iteration: 2, games_in_flight: 2, fast_simulations: 2}
-replay: {window: 5000, min_positions: 4}
-optim: {batch_size: 8, steps_per_iteration: 1, warmup_steps: 1}
-eval: {every: 1, games: 200, opponents: [random], simulations: 0, workers: 2, elo_checkpoints: 0}
-"""
+#: The tiny run, its evaluation long enough (200 games on 2 workers) to be killed in.
+EVALUATING = ["eval.every=1", "eval.games=200", "eval.workers=2", "eval.elo_checkpoints=0"]
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=[s.name for s in SIGNALS])
@@ -114,14 +106,12 @@ def test_train_killed_in_an_evaluation_leaves_no_workers_and_redoes_it_on_resume
 ) -> None:
     from train.cli import main as train_main
 
-    (tmp_path / "tiny.yaml").write_text(TINY)
+    (tmp_path / "tiny.yaml").write_text(TINY_TRAIN_CONFIG)
     run_dir = tmp_path / "run"
     # In-process self-play: the only child processes are the evaluation's workers,
     # first those of the untrained network's evaluation (iteration 0).
-    process = start(
-        ["-m", "train.cli", "--config", "tiny.yaml", "--run-dir", "run", "--no-progress"],
-        tmp_path,
-    )
+    command = ["-m", "train.cli", "--config", "tiny.yaml", "--run-dir", "run", "--no-progress"]
+    process = start([*command, *EVALUATING], tmp_path)
     try:
         kill_and_count(process, sig, workers=2)
     finally:

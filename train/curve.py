@@ -24,10 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.elo import PairResult, elo_ratings
-
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
-from .evaluate import checkpoint_name
+from .evaluate import checkpoint_name, ladder_ratings
 from .trainer import METRICS_NAME
 
 
@@ -85,16 +83,9 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
     data = read_file(newest)
     history = data["history"]
     baselines = list(data["config"]["eval"]["opponents"])
-    names = baselines + [checkpoint_name(i) for i in history["evaluated"]]
-    index = {n: k for k, n in enumerate(names)}
-    results = [
-        PairResult(index[p["a"]], index[p["b"]], float(p["points"]), float(p["games"]))
-        for p in history["pairings"]
-        if p["a"] in index and p["b"] in index
-    ]
-    if not results:
+    ratings = ladder_ratings(history, baselines)
+    if not ratings:
         return StrengthCurve([], {})
-    ratings = {r.agent: r for r in elo_ratings(names, results, anchor=0)}
     hours = train_hours(run_dir)
     points = [
         CurvePoint(i, hours.get(i, float("nan")), ratings[name].elo, ratings[name].ci95)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from agents.arena import run_arena
-from agents.elo import PairResult, elo_ratings
+from agents.elo import PairResult, Rating, elo_ratings
 
 from .checkpoint import BEST_NAME, atomic_copy, checkpoint_path
 from .config import Config
@@ -98,8 +98,8 @@ def evaluate(
     return metrics
 
 
-def ladder(history: dict[str, Any], baselines: list[str]) -> dict[str, float]:
-    """Elo of every agent in the run's pairings, the first baseline at 0."""
+def ladder_ratings(history: dict[str, Any], baselines: list[str]) -> dict[str, Rating]:
+    """One Bradley-Terry fit of every pairing in the run's history, the first baseline at 0."""
     names: list[str] = list(baselines)
     for i in history["evaluated"]:
         names.append(checkpoint_name(i))
@@ -111,5 +111,9 @@ def ladder(history: dict[str, Any], baselines: list[str]) -> dict[str, float]:
     ]
     if not results:
         return {}
-    ratings = elo_ratings(names, results, anchor=0)
-    return {r.agent: r.elo for r in ratings}
+    return {r.agent: r for r in elo_ratings(names, results, anchor=0)}
+
+
+def ladder(history: dict[str, Any], baselines: list[str]) -> dict[str, float]:
+    """Elo of every agent in the run's pairings, the first baseline at 0."""
+    return {name: r.elo for name, r in ladder_ratings(history, baselines).items()}

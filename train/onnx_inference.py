@@ -32,8 +32,8 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
 
 
-class _PolicyValue(torch.nn.Module):
-    """The model's policy and value outputs only."""
+class PolicyValue(torch.nn.Module):
+    """The model's policy and value outputs only (what inference needs)."""
 
     def __init__(self, model: PolicyValueNet) -> None:
         super().__init__()
@@ -46,7 +46,7 @@ class _PolicyValue(torch.nn.Module):
 
 def export_onnx(model: PolicyValueNet) -> bytes:
     """The model (eval mode) as an ONNX graph with a dynamic batch dimension."""
-    wrapper = _PolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
+    wrapper = PolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
     example = torch.zeros(1, GRID, GRID, N_PLANES)
     buffer = io.BytesIO()
     with warnings.catch_warnings():  # the exporter's notes on constant folding

@@ -62,9 +62,9 @@ from yinsh_env import env as make_aec_env
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
-from yinsh_env.observation import N_PLANES
 
 from .sb3_maskable_ppo import Evaluation
+from .small_cnn import conv_trunk
 
 try:
     from ray.rllib.core.columns import Columns
@@ -117,17 +117,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         settings = model_settings(self.model_config)
         channels = int(settings.get("channels", 16))
         hidden = int(settings.get("hidden", 128))
-        self.trunk = nn.Sequential(
-            nn.Conv2d(N_PLANES, channels, 3, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, 8, 1),
-            nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(8 * 11 * 11, hidden),
-            nn.ReLU(),
-        )
+        self.trunk = conv_trunk(channels, hidden)
         self.policy_head = nn.Linear(hidden, N_ACTIONS)
         self.value_head = nn.Linear(hidden, 1)
         nn.init.normal_(self.policy_head.weight, std=0.01)

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 from agents import make_agent
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
+
+from .small_cnn import conv_trunk
 
 try:
     from sb3_contrib import MaskablePPO
@@ -93,17 +94,7 @@ class PlanesCNN(BaseFeaturesExtractor):
     def __init__(self, observation_space: Any, channels: int = 16, features_dim: int = 128) -> None:
         super().__init__(observation_space, features_dim)
         height, width, planes = observation_space["observation"].shape
-        self.net = nn.Sequential(
-            nn.Conv2d(planes, channels, 3, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1),
-            nn.ReLU(),
-            nn.Conv2d(channels, 8, 1),
-            nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(8 * height * width, features_dim),
-            nn.ReLU(),
-        )
+        self.net = conv_trunk(channels, features_dim, planes, height * width)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.net(observations["observation"].permute(0, 3, 1, 2))

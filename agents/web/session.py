@@ -26,7 +26,6 @@ from typing import Any
 
 from yinsh_env import (
     MOVE_OFFSET,
-    PASS_ACTION,
     RING_OFFSET,
     ROW_OFFSET,
     GameRecord,
@@ -39,6 +38,7 @@ from yinsh_env import (
     write_record,
     write_sgf,
 )
+from yinsh_env.actions import action_kind
 from yinsh_env.errors import YinshError
 from yinsh_env.geometry import MOVE_PAIRS, POINT_NAMES, SEGMENTS
 from yinsh_env.render import describe
@@ -459,7 +459,7 @@ class GameSession:
                 last = {
                     "action": action_to_str(action),
                     "side": "WB"[before.to_act],
-                    "kind": _kind(action),
+                    "kind": action_kind(action),
                     "points": _action_point_names(action),
                     "flipped": [POINT_NAMES[p] for p in flipped_markers(before, state)],
                 }
@@ -505,19 +505,9 @@ def _is_initial(state: State) -> bool:
     return state.key() == State(rings_to_win=state.rings_to_win).key()
 
 
-def _kind(action: int) -> str:
-    if action < MOVE_OFFSET:
-        return "place"
-    if action < ROW_OFFSET:
-        return "move"
-    if action < RING_OFFSET:
-        return "row"
-    return "ring" if action < PASS_ACTION else "pass"
-
-
 def action_points(action: int) -> list[int]:
     """The points an action names: a placement's point, a move's two ends, a row's five."""
-    kind = _kind(action)
+    kind = action_kind(action)
     if kind == "place":
         return [action]
     if kind == "move":
