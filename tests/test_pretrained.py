@@ -75,6 +75,7 @@ def test_strength_curve_rates_every_evaluation_on_one_scale(run_dir: Path) -> No
     assert curve.anchors == {"random": 0.0}
     hours = [p.train_hours for p in curve.points]
     assert hours[0] == 0.0 and hours[0] < hours[1] < hours[2]
+    assert curve.clock == "cpu" and "| iteration | CPU hours |" in format_curve(curve)
     for p in curve.points:
         assert p.ci95[0] <= p.elo <= p.ci95[1]
     text = format_curve(curve)
@@ -89,10 +90,27 @@ def test_train_hours_sums_selfplay_and_learning_and_survives_a_cut_line(tmp_path
     ]
     text = "".join(json.dumps(r) + "\n" for r in lines) + '{"iteration": 3, "time/sel'
     (tmp_path / "metrics.jsonl").write_text(text)
-    assert train_hours(tmp_path) == {0: 0.0, 1: 1.0, 2: 2.0}
+    assert train_hours(tmp_path) == ({0: 0.0, 1: 1.0, 2: 2.0}, "wall")  # no CPU times: wall
     (tmp_path / "metrics.jsonl").write_text("[1, 2]\n")
     with pytest.raises(ValueError, match=r"metrics\.jsonl:1"):
         train_hours(tmp_path)
+
+
+def test_train_hours_reads_the_recorded_cpu_seconds(tmp_path: Path) -> None:
+    lines = [
+        {"iteration": 0, "time/eval_cpu_s": 50.0},
+        {"iteration": 1, "time/selfplay_s": 10.0, "time/learn_s": 5.0, "time/cpu_s": 1800.0},
+        {"iteration": 2, "time/selfplay_s": 10.0, "time/learn_s": 5.0, "time/cpu_s": 7200.0},
+    ]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert train_hours(tmp_path) == ({0: 0.0, 1: 0.5, 2: 2.0}, "cpu")
+
+
+def test_the_run_records_cumulative_cpu_seconds(run_dir: Path) -> None:
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    cpu = [r["time/cpu_s"] for r in records if r["iteration"] > 0]
+    assert len(cpu) == 2 and 0 < cpu[0] < cpu[1]
+    assert all(r["time/eval_cpu_s"] > 0 for r in records)  # every iteration was evaluated
 
 
 def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:

@@ -112,6 +112,7 @@ def test_ray_actors_play_the_same_games_as_one_process(ray_cluster: Any) -> None
     finally:
         executor.close()
     assert [s.index for s in remote.stats] == [10, 11, 12, 13]
+    assert remote.cpu_seconds > 0  # the actors' CPU time, for the strength-per-CPU-hour curve
     assert [s.actions for s in remote.stats] == [s.actions for s in local.stats]
     assert remote.network_positions == local.network_positions
     assert [s.actions for s in changed.stats] != [s.actions for s in remote.stats[:2]]

@@ -162,3 +162,5 @@ def test_worker_processes_play_the_same_games_as_one_process() -> None:
     assert [s.index for s in remote.stats] == [6, 7, 8]
     assert [s.actions for s in remote.stats] == [s.actions for s in local.stats]
     assert remote.network_positions == local.network_positions
+    # Workers report their own CPU time; the trainer's process counts its own.
+    assert remote.cpu_seconds > 0 and local.cpu_seconds == 0

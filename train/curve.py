@@ -5,9 +5,12 @@ iteration, so early values shift as later games arrive.  This module refits
 every pairing the run ever played (kept in the newest checkpoint's history)
 once, so every evaluated checkpoint and every baseline anchor (``random`` at
 0, ``greedy``, ``alphabeta``, ...) sits on one scale, and puts each
-checkpoint at the training time it took to reach it: the wall-clock seconds
-of self-play and learning summed from ``metrics.jsonl`` (evaluation time
-excluded, so the curve does not depend on how often a run evaluates).
+checkpoint at the training time it took to reach it: the CPU seconds of
+self-play and learning that the trainer records (``time/cpu_s`` in
+``metrics.jsonl``; all processes: trainer, self-play workers or Ray actors),
+or for runs that predate it the wall-clock seconds of self-play and learning.
+Evaluation is excluded either way, so the curve does not depend on how often
+a run evaluates.
 
 Usage::
 
@@ -34,7 +37,7 @@ class CurvePoint:
     """One evaluated checkpoint on the run's common Elo scale."""
 
     iteration: int
-    train_hours: float  # self-play + learning wall time up to this checkpoint
+    train_hours: float  # self-play + learning time up to this checkpoint
     elo: float
     ci95: tuple[float, float]
 
@@ -43,6 +46,8 @@ class CurvePoint:
 class StrengthCurve:
     points: list[CurvePoint]
     anchors: dict[str, float]  # baseline name -> Elo on the same scale
+    #: "cpu" (CPU hours recorded by the trainer) or "wall" (older runs).
+    clock: str = "cpu"
 
     def crossing(self, anchor: str) -> CurvePoint | None:
         """The first checkpoint rated above ``anchor``, or None."""
@@ -50,16 +55,24 @@ class StrengthCurve:
         return next((p for p in self.points if p.elo > level), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"points": [asdict(p) for p in self.points], "anchors": self.anchors}
+        return {
+            "points": [asdict(p) for p in self.points],
+            "anchors": self.anchors,
+            "clock": self.clock,
+        }
 
 
-def train_hours(run_dir: Path) -> dict[int, float]:
-    """Cumulative self-play + learning hours at the end of each iteration."""
+def train_hours(run_dir: Path) -> tuple[dict[int, float], str]:
+    """Cumulative self-play + learning hours at the end of each iteration, and the clock.
+
+    CPU hours where every record has ``time/cpu_s``; wall-clock hours otherwise.
+    """
     path = run_dir / METRICS_NAME
     if not path.is_file():
         raise FileNotFoundError(f"no {METRICS_NAME} in {run_dir}")
     total = 0.0
-    hours = {0: 0.0}
+    wall = {0: 0.0}
+    cpu: dict[int, float] | None = {0: 0.0}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -69,9 +82,15 @@ def train_hours(run_dir: Path) -> dict[int, float]:
             break  # a last line cut by a crash: the curve ends before it
         if not isinstance(record, dict) or "iteration" not in record:
             raise ValueError(f"{path}:{number}: not a metrics record")
+        iteration = int(record["iteration"])
         total += float(record.get("time/selfplay_s", 0.0)) + float(record.get("time/learn_s", 0.0))
-        hours[int(record["iteration"])] = total / 3600
-    return hours
+        wall[iteration] = total / 3600
+        if cpu is not None and iteration > 0:
+            if "time/cpu_s" in record:
+                cpu[iteration] = float(record["time/cpu_s"]) / 3600
+            else:
+                cpu = None  # an older run (or one resumed across versions)
+    return (cpu, "cpu") if cpu is not None and len(cpu) > 1 else (wall, "wall")
 
 
 def strength_curve(run_dir: str | Path) -> StrengthCurve:
@@ -86,19 +105,20 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
     ratings = ladder_ratings(history, baselines)
     if not ratings:
         return StrengthCurve([], {})
-    hours = train_hours(run_dir)
+    hours, clock = train_hours(run_dir)
     points = [
         CurvePoint(i, hours.get(i, float("nan")), ratings[name].elo, ratings[name].ci95)
         for i in history["evaluated"]
         if (name := checkpoint_name(i)) in ratings
     ]
     anchors = {b: ratings[b].elo for b in baselines if b in ratings}
-    return StrengthCurve(points, anchors)
+    return StrengthCurve(points, anchors, clock)
 
 
 def format_curve(curve: StrengthCurve) -> str:
     """A Markdown table of the curve and a line per anchor crossing."""
-    lines = ["| iteration | training hours | Elo | 95% CI |", "|---|---|---|---|"]
+    unit = "CPU hours" if curve.clock == "cpu" else "training hours (wall)"
+    lines = [f"| iteration | {unit} | Elo | 95% CI |", "|---|---|---|---|"]
     for p in curve.points:
         lines.append(
             f"| {p.iteration} | {p.train_hours:.2f} | {p.elo:.0f} | "
@@ -120,9 +140,12 @@ def plot_curve(
     curve: StrengthCurve,
     out: str | Path,
     title: str = "",
-    xlabel: str = "training time, hours (self-play + learning)",
+    xlabel: str = "",
 ) -> None:
     """Elo against training hours, with each anchor as a horizontal line."""
+    if not xlabel:
+        kind = "CPU hours" if curve.clock == "cpu" else "wall-clock hours"
+        xlabel = f"training time, {kind} (self-play + learning)"
     try:
         import matplotlib
 

@@ -44,6 +44,7 @@ from typing import Any
 import torch
 
 from .config import Config, ConfigError, RayConfig, config_from_dict
+from .cpu_clock import task_cpu_seconds
 from .executor import Weights, play_with_weights
 from .network import PolicyValueNet
 from .selfplay import SelfPlayResult
@@ -112,12 +113,15 @@ class SelfPlayWorker:
     def play(
         self, weights: list[Any], version: int, seeds: list[int], first_index: int
     ) -> SelfPlayResult:
+        start = task_cpu_seconds()
         if version != self.version:
             self.weights = ray.get(weights[0])
             self.version = version
-        return play_with_weights(
+        result = play_with_weights(
             self.model, self.config, self.device, self.weights, seeds, first_index
         )
+        result.cpu_seconds = task_cpu_seconds() - start
+        return result
 
 
 TaskCallback = Callable[["RayExecutor", int], None]

@@ -87,6 +87,9 @@ class SelfPlayResult:
     network_seconds: float = 0.0
     network_positions: int = 0
     network_batches: int = 0
+    #: CPU seconds of the worker processes or actors that played these games
+    #: (0 when they ran in the trainer's own process, which counts them itself).
+    cpu_seconds: float = 0.0
 
     def merge(self, other: SelfPlayResult) -> None:
         self.games += other.games
@@ -96,6 +99,7 @@ class SelfPlayResult:
         self.network_seconds += other.network_seconds
         self.network_positions += other.network_positions
         self.network_batches += other.network_batches
+        self.cpu_seconds += other.cpu_seconds
 
 
 class SelfPlayGame:

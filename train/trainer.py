@@ -47,6 +47,7 @@ from .checkpoint import (
     set_rng_states,
 )
 from .config import Config, save_config
+from .cpu_clock import CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
 from .inference import resolve_device
@@ -60,6 +61,8 @@ from .workers import make_executor
 CONFIG_NAME = "config.yaml"
 #: History key of the last checkpointed iteration's metrics, until metrics.jsonl has them.
 UNLOGGED = "unlogged"
+#: History key: CPU seconds of self-play and learning, summed over the run.
+CPU_KEY = "cpu_s"
 METRICS_NAME = "metrics.jsonl"
 
 
@@ -258,16 +261,17 @@ def run(
     )
     last = latest_checkpoint(run_dir)
     started = time.perf_counter()
+    clock = CpuClock()
     try:
         if state.iteration == 0 and not resume:
             bar.write(f"network: {count_parameters(state.model):,} parameters; run {run_dir}")
             text = json.dumps(config.to_dict(), indent=1)
             log.writer.add_text("config", f"```\n{text}\n```")
             last = _checkpoint(run_dir, state, {"optim/step": 0.0})
-            _complete(run_dir, state, log, started)
+            _complete(run_dir, state, log, started, clock)
         elif _unlogged(state) is not None and state.iteration not in log.logged:
             # Killed after its checkpoint (in an evaluation, say): finish that iteration.
-            _complete(run_dir, state, log, started)
+            _complete(run_dir, state, log, started, clock)
         while state.iteration < config.iterations:
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
@@ -281,8 +285,11 @@ def run(
             metrics["optim/step"] = float(state.learner.step)
             metrics["time/selfplay_s"] = t1 - t0
             metrics["time/learn_s"] = time.perf_counter() - t1
+            # Self-play and learning only, as the wall times above: the curve's x axis.
+            state.history[CPU_KEY] = cpu_seconds(state) + clock.lap() + result.cpu_seconds
+            metrics["time/cpu_s"] = state.history[CPU_KEY]
             last = _checkpoint(run_dir, state, metrics)
-            _complete(run_dir, state, log, started)
+            _complete(run_dir, state, log, started, clock)
             bar.set_postfix(_postfix(metrics), refresh=False)
             bar.update(1)
             if on_iteration is not None:
@@ -322,6 +329,11 @@ def _unlogged(state: RunState) -> dict[str, float] | None:
     return metrics
 
 
+def cpu_seconds(state: RunState) -> float:
+    """CPU seconds of self-play and learning so far (kept in the history across resumes)."""
+    return float(state.history.get(CPU_KEY, 0.0))
+
+
 def _eval_due(config: Config, iteration: int) -> bool:
     every = config.eval.every
     if iteration == 0:
@@ -329,7 +341,9 @@ def _eval_due(config: Config, iteration: int) -> bool:
     return bool(every and iteration % every == 0) or iteration == config.iterations
 
 
-def _complete(run_dir: Path, state: RunState, log: MetricsLog, started: float) -> None:
+def _complete(
+    run_dir: Path, state: RunState, log: MetricsLog, started: float, clock: CpuClock
+) -> None:
     """The iteration's work after its checkpoint: evaluate when due, prune, log.
 
     Its metrics wait in the checkpoint until logged, so a run killed in here
@@ -342,8 +356,10 @@ def _complete(run_dir: Path, state: RunState, log: MetricsLog, started: float) -
         and state.iteration not in state.history["evaluated"]
     ):
         start = time.perf_counter()
+        clock.lap()
         metrics.update(evaluate(run_dir, state.iteration, state.config, state.history))
         metrics["time/eval_s"] = time.perf_counter() - start
+        metrics["time/eval_cpu_s"] = clock.lap()
         _checkpoint(run_dir, state)  # the updated history, with the evaluation's metrics
     # The untrained network and every evaluated one stay (the Elo ladder).
     protected = {0, *state.history["evaluated"]}

@@ -24,6 +24,7 @@ import torch
 from agents.worker_pool import guarded_pool, kill_workers
 
 from .config import Config, config_from_dict
+from .cpu_clock import task_cpu_seconds
 from .executor import SelfPlayExecutor, Weights, play_with_weights
 from .inference import resolve_device
 from .network import PolicyValueNet
@@ -59,10 +60,13 @@ def _init_worker(config_dict: dict[str, Any]) -> None:
 
 
 def _worker_play(weights_bytes: bytes, seeds: list[int], first_index: int) -> SelfPlayResult:
+    start = task_cpu_seconds()
     weights = torch.load(io.BytesIO(weights_bytes), map_location="cpu", weights_only=True)
-    return play_with_weights(
+    result = play_with_weights(
         _WORKER["model"], _WORKER["config"], _WORKER["device"], weights, seeds, first_index
     )
+    result.cpu_seconds = task_cpu_seconds() - start
+    return result
 
 
 def split(seeds: list[int], parts: int) -> list[tuple[int, list[int]]]:
