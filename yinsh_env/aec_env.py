@@ -44,6 +44,10 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 from .actions import N_ACTIONS, str_to_action
 from .errors import IllegalActionError, PositionError
@@ -217,6 +221,11 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
             raise AttributeError("agent_selection cannot be accessed before reset")
         return self.env.last(observe)
 
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable[str, Any, int]:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _ClassicIterable(self, max_iter)
+
     def step(self, action: int | np.integer | None) -> None:
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
@@ -236,10 +245,29 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
             base._was_dead_step(action)
             return
         try:
-            base.step(action)
+            base.play(agent, action)  # type: ignore[arg-type]  # in_space: an integer
         except IllegalActionError:  # raised before anything changed
             EnvLogger.warn_on_illegal_move()
             base.end_on_illegal_action(agent, ILLEGAL_REWARD)
+
+
+class _ClassicIterable(AECOrderEnforcingIterable[str, Any, int]):
+    def __iter__(self) -> AECOrderEnforcingIterator[str, Any, int]:
+        return _ClassicIterator(self.env, self.max_iter)
+
+
+class _ClassicIterator(AECOrderEnforcingIterator[str, Any, int]):
+    """PettingZoo's order-enforcing ``agent_iter``, reading the raw environment directly."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        base = wrapper.env
+        if not base.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return base.agent_selection
 
 
 class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
@@ -346,11 +374,13 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        self.play(agent, str_to_action(action) if isinstance(action, str) else action)  # type: ignore[arg-type]
+
+    def play(self, agent: str, action: int | np.integer[Any]) -> None:
+        """``step`` for ``agent``, the selected agent, known to be live (wrappers check that)."""
         game = self._game
-        if isinstance(action, str):
-            action = str_to_action(action)
         game.apply(action)  # type: ignore[arg-type]  # checks legality; unchanged on error
-        self.last_action = int(action)  # type: ignore[arg-type]
+        self.last_action = action if type(action) is int else int(action)
         self._observations = {}
         self._cumulative_rewards[agent] = 0.0
         if game.phase == OVER:
@@ -400,13 +430,23 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         except KeyError:
             raise ValueError(f"unknown agent {agent!r}; agents are {AGENTS}") from None
         game = self._game
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        if player == game.to_act and game.phase != OVER:
-            # An index array scatters about twice as fast as the list itself.
-            mask[np.array(game.legal_actions(), dtype=np.intp)] = 1
+        # The agent to act gets the legal actions (none once over), the other all zeros.
+        mask = game.legal_mask() if player == game.to_act else np.zeros(N_ACTIONS, dtype=np.int8)
         obs = {"observation": encode(game, player), "action_mask": mask}
         self._observations[agent] = obs
         return obs
+
+    def last(
+        self, observe: bool = True
+    ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The legal-action mask of ``agent`` (default: the agent to act)."""

@@ -96,19 +96,29 @@ def _plane_bitboard(plane: np.ndarray) -> int:
 # plane for the position's counts (phase, rings removed, pool, ...), then
 # writes the four piece planes with one gather from the unpacked bitboards.
 # Few numpy calls per observation is what keeps the environment's step cheap;
-# templates are bounded in number (the counts of real games repeat).
+# templates are bounded in number (the counts of real games repeat).  The
+# bitboards are packed big-endian because numpy unpacks bits fastest in its
+# default (big) bit order; the gather undoes the reversal for free.
 _SLOT: Final = _BYTES * 8
 _PIECE_BYTES: Final = 4 * _BYTES
+_PIECE_BITS: Final = 8 * _PIECE_BYTES
 _MAX_TEMPLATES: Final = 4096
 _TEMPLATES: dict[tuple[int, ...], np.ndarray] = {}
 #: _PIECE_GATHER[n, c, k]: the bit of piece plane k at cell (n, c) in the unpacked bitboards.
 _PIECE_GATHER: Final = np.array(
     [
-        [[k * _SLOT + c * GRID_WIDTH + n for k in range(4)] for c in range(GRID)]
+        [
+            [_PIECE_BITS - 1 - (k * _SLOT + c * GRID_WIDTH + n) for k in range(4)]
+            for c in range(GRID)
+        ]
         for n in range(GRID)
     ],
     dtype=np.intp,
 )
+# numpy names bound once (a measurable saving per observation).
+_frombuffer: Final = np.frombuffer
+_unpackbits: Final = np.unpackbits
+_UINT8: Final = np.uint8
 
 
 def _template(key: tuple[int, ...]) -> np.ndarray:
@@ -138,7 +148,7 @@ def _template(key: tuple[int, ...]) -> np.ndarray:
 def encode(state: State, player: int | None = None) -> np.ndarray:
     """The planes of ``state`` from ``player``'s point of view (default: the player to act)."""
     me = state.to_act if player is None else player
-    opp = 1 - me
+    opp = 1 - me  # also the "observer is White" flag: WHITE is 0
     phase = state.phase
     removed = state.removed
     key = (
@@ -149,14 +159,13 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
         state.rings_to_win,
         state.pool,
         state.passes,
-        1 if me == Player.WHITE else 0,
+        opp,
     )
-    planes = _template(key).copy()
+    template = _TEMPLATES.get(key)
+    planes = (_template(key) if template is None else template).copy()
     rings, markers = state.rings, state.markers
     bits = rings[me] | rings[opp] << _SLOT | markers[me] << 2 * _SLOT | markers[opp] << 3 * _SLOT
-    flat = np.unpackbits(
-        np.frombuffer(bits.to_bytes(_PIECE_BYTES, "little"), dtype=np.uint8), bitorder="little"
-    )
+    flat = _unpackbits(_frombuffer(bits.to_bytes(_PIECE_BYTES, "big"), dtype=_UINT8))
     planes[:, :, 0:4] = flat[_PIECE_GATHER]
     if phase == ROW:
         rows = 0
