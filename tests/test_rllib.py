@@ -20,6 +20,7 @@ from ray.rllib.core.columns import Columns
 
 from agents import AgentSpecError, make_agent
 from agents.arena import run_arena
+from agents.match import VariantMismatchError
 from train import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
@@ -132,6 +133,9 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     monkeypatch.chdir(tmp_path)
     agent = make_agent("rllib:path=policy", seed=1)  # a relative path works too
     assert isinstance(agent.module, trained)  # type: ignore[attr-defined]
+    assert agent.rings_to_win == 1  # recorded beside the module: Blitz only
+    with pytest.raises(VariantMismatchError):
+        run_arena([f"rllib:path={saved}", "random"], games=1, progress=False, rings_to_win=3)
     specs = [f"rllib:path={saved}", f"rllib:path={saved},greedy=false", "random"]
     result = run_arena(
         specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path / "games"

@@ -63,6 +63,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
+from .library_agent import save_variant
 from .sb3_maskable_ppo import Evaluation
 from .small_cnn import conv_trunk
 
@@ -398,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             assert isinstance(module, MaskedPolicyModule)
             if args.save is not None:
                 module.save_to_path(os.path.abspath(args.save))
+                save_variant(args.save, args.rings_to_win)
                 print(f"saved {args.save}")
             evaluation = evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
         finally:
