@@ -25,6 +25,7 @@ import time
 import torch
 
 from train.config import Config, load_config
+from train.config_files import resolve_config
 from train.network import PolicyValueNet
 from train.trainer import game_seed
 from train.workers import make_executor
@@ -67,7 +68,7 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value")
     args = parser.parse_args()
-    base = load_config(args.config, args.overrides)
+    base = load_config(resolve_config(args.config), args.overrides)
     torch.set_num_threads(1)
     print(
         f"{args.config}: {base.network.blocks}x{base.network.channels} network, "

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from train.config import NetworkConfig, load_config
+from train.config_files import resolve_config
 from train.inference import NetworkEvaluator
 from train.network import PolicyValueNet
 from train.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    network: NetworkConfig = load_config(f"configs/{args.config}.yaml").network
+    network: NetworkConfig = load_config(resolve_config(args.config)).network
     model = PolicyValueNet(network).eval()
     planes = torch.from_numpy(sample_planes(args.batch * 8))
     batches = list(planes.split(args.batch))

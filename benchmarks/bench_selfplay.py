@@ -2,7 +2,7 @@
 
 Usage (from the project root)::
 
-    python -m benchmarks.bench_selfplay [--configs configs/quick.yaml configs/default.yaml]
+    python -m benchmarks.bench_selfplay [--configs quick default]   # names or paths
                                         [--games N] [--threads T] [key.sub=value ...]
 
 For each config, plays ``N`` self-play games in one process exactly as a
@@ -29,6 +29,7 @@ import time
 import torch
 
 from train.config import load_config
+from train.config_files import resolve_config
 from train.inference import resolve_device
 from train.network import PolicyValueNet, count_parameters
 from train.onnx_inference import make_evaluator
@@ -37,7 +38,7 @@ from train.trainer import game_seed
 
 
 def bench(config_path: str, games: int, threads: int, overrides: list[str]) -> None:
-    config = load_config(config_path, overrides)
+    config = load_config(resolve_config(config_path), overrides)
     torch.set_num_threads(threads)
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network)

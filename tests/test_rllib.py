@@ -20,6 +20,7 @@ from ray.rllib.core.columns import Columns
 
 from agents import AgentSpecError, make_agent
 from agents.arena import run_arena
+from agents.match import VariantMismatchError
 from train import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
@@ -52,7 +53,8 @@ def test_masked_logits_only_ever_choose_legal_actions() -> None:
     assert torch.isfinite(torch.log_softmax(masked, dim=-1)).all()
 
 
-def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
+@pytest.mark.parametrize("head", ["board", "dense"])
+def test_the_adapter_passes_dict_observations_of_the_acting_agent(head: str) -> None:
     env = example.make_env({"rings_to_win": 1})
     obs, _ = env.reset(seed=0)
     assert list(obs) == ["player_0"]
@@ -63,7 +65,7 @@ def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
     module = example.MaskedPolicyModule(
         observation_space=space,
         action_space=env.action_space["player_0"],
-        model_config={"channels": 4, "hidden": 8},
+        model_config={"head": head, "channels": 4, "hidden": 8, "blocks": 1},
     )
     steps, done = 0, False
     while not done:
@@ -83,6 +85,19 @@ def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
         Columns.OBS: {k: torch.as_tensor(np.stack([o[k] for o in obs.values()])) for k in first}
     }
     assert module.compute_values(batch).shape == (2,)
+    train_out = module.forward_train(batch)  # the values PPO reuses from the same pass
+    values = module.compute_values(batch, train_out[Columns.EMBEDDINGS])
+    assert torch.allclose(values, module.compute_values(batch))
+
+
+def test_an_unknown_head_is_refused_naming_it() -> None:
+    env = example.make_env({"rings_to_win": 1})
+    with pytest.raises(ValueError, match="'wide'"):
+        example.MaskedPolicyModule(
+            observation_space=env.observation_space["player_0"],
+            action_space=env.action_space["player_0"],
+            model_config={"head": "wide"},
+        )
 
 
 def test_self_play_trains_the_shared_policy(
@@ -132,6 +147,9 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     monkeypatch.chdir(tmp_path)
     agent = make_agent("rllib:path=policy", seed=1)  # a relative path works too
     assert isinstance(agent.module, trained)  # type: ignore[attr-defined]
+    assert agent.rings_to_win == 1  # recorded beside the module: Blitz only
+    with pytest.raises(VariantMismatchError):
+        run_arena([f"rllib:path={saved}", "random"], games=1, progress=False, rings_to_win=3)
     specs = [f"rllib:path={saved}", f"rllib:path={saved},greedy=false", "random"]
     result = run_arena(
         specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path / "games"

@@ -59,6 +59,41 @@ def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFix
     action, _ = loaded.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)] and np.isscalar(int(action))
 
+    # The zip says which variant it was trained for; the arena refuses another.
+    from agents import make_agent
+    from agents.arena import run_arena
+    from agents.match import VariantMismatchError
+
+    assert make_agent(f"sb3:path={path}").rings_to_win == 1
+    with pytest.raises(VariantMismatchError):
+        run_arena([f"sb3:path={path}", "random"], games=1, progress=False, rings_to_win=3)
+
+
+def test_variant_records_are_checked_and_optional(tiny_model: Path, tmp_path: Path) -> None:
+    import shutil
+    import zipfile
+
+    from train.library_agent import VARIANT_FILE, load_variant, save_variant
+
+    assert load_variant(tiny_model) is None  # saved by SB3 alone: plays any variant
+    marked = tmp_path / "marked.zip"
+    shutil.copy(tiny_model, marked)
+    save_variant(marked, 1)
+    assert load_variant(marked) == 1
+    from agents import make_agent
+
+    assert make_agent(f"sb3:path={marked}").rings_to_win == 1  # SB3 still loads the zip
+    bad = tmp_path / "bad.zip"
+    shutil.copy(tiny_model, bad)
+    with zipfile.ZipFile(bad, "a") as archive:
+        archive.writestr(VARIANT_FILE, '{"rings_to_win": 9}')
+    with pytest.raises(ValueError, match=r"bad\.zip.*1\.\.5"):
+        load_variant(bad)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / VARIANT_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="not a variant record"):
+        load_variant(tmp_path / "dir")
+
 
 def test_default_model_file_is_small(tmp_path: Path) -> None:
     # The CNN features extractor keeps the file (weights plus Adam's state) small;

@@ -173,3 +173,17 @@ def test_agents_analyse_through_one_hook() -> None:
     assert data["player"] == "W" and len(data["lines"]) == len(state.legal_actions())
     plain = RandomAgent(seed=0).analyse(state)
     assert plain.action in state.legal_actions() and plain.value is None and not plain.lines
+
+
+def test_the_evaluation_alone_values_a_leaf_without_a_rollout() -> None:
+    from agents.search.rollout import eval_odds
+
+    state = State.from_text(OPPONENT_ROW)
+    rng = random.Random(3)
+    before = rng.getstate()
+    heuristic = RolloutEvaluator(rng, rollout_limit=10, eval_weight=1.0)
+    assert heuristic.white_result(state.copy()) == eval_odds(state)
+    assert rng.getstate() == before  # no random decision was played
+    mixed = RolloutEvaluator(rng, rollout_limit=10, eval_weight=0.5)
+    mixed.white_result(state.copy())
+    assert rng.getstate() != before  # the default mixes in a rollout

@@ -123,7 +123,8 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     data = yaml.safe_load(saved.read_text())
     config = config_from_dict(data, source=str(saved))
     # Nothing lost, same types; keys added since take their defaults.
-    assert config.to_dict() == {**data, "inference": "auto"}
+    network = {**data["network"], "batch_norm": True}
+    assert config.to_dict() == {**data, "inference": "auto", "network": network}
     assert config == load_config(CONFIGS / "long.yaml")
 
 

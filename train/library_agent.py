@@ -3,15 +3,65 @@
 Each library gives a distribution over the 2,142 actions in its own way; the
 agent plays its most likely legal action (``greedy=true``, the default) or
 samples one with its own seeded generator, on ``threads`` torch threads.
+
+The examples record the variant a policy was trained for (``rings_to_win``,
+which the observation planes encode) beside it: a ``yinsh.json`` file inside
+the RLlib module directory or inside the SB3 model's zip, which SB3 ignores.
+The agent then knows its variant, so the arena refuses to play it in another
+one; files without it (made elsewhere) play any variant.
 """
 
 from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from agents.base import Agent
 from yinsh_env.state import State
+
+#: The file (in a directory or a zip) that names the variant a policy was trained for.
+VARIANT_FILE = "yinsh.json"
+
+
+def save_variant(path: str | Path, rings_to_win: int) -> None:
+    """Record ``rings_to_win`` with the policy saved at ``path`` (a directory or a zip)."""
+    path = Path(path)
+    text = json.dumps({"rings_to_win": int(rings_to_win)})
+    if path.is_dir():
+        (path / VARIANT_FILE).write_text(text)
+        return
+    with zipfile.ZipFile(path, "a") as archive:
+        if VARIANT_FILE not in archive.namelist():
+            archive.writestr(VARIANT_FILE, text)
+
+
+def load_variant(path: str | Path) -> int | None:
+    """The variant recorded with the policy at ``path``; None where none is.
+
+    Raises ``ValueError`` naming the file for a record that is not one.
+    """
+    path = Path(path)
+    try:
+        if path.is_dir():
+            file = path / VARIANT_FILE
+            if not file.is_file():
+                return None
+            text = file.read_text()
+        else:
+            with zipfile.ZipFile(path) as archive:
+                if VARIANT_FILE not in archive.namelist():
+                    return None
+                text = archive.read(VARIANT_FILE).decode()
+        rings = json.loads(text)["rings_to_win"]
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{VARIANT_FILE} of {str(path)!r} is not a variant record: {e}") from None
+    if type(rings) is not int or not 1 <= rings <= 5:
+        raise ValueError(f"{VARIANT_FILE} of {str(path)!r}: rings_to_win 1..5, not {rings!r}")
+    return rings
 
 
 class LibraryPolicyAgent(Agent):

@@ -22,7 +22,7 @@ import numpy as np
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
-from .library_agent import LibraryPolicyAgent
+from .library_agent import LibraryPolicyAgent, load_variant
 
 #: Where an algorithm checkpoint keeps the learner's module.
 ALGORITHM_MODULE_DIR = Path("learner_group", "learner", "rl_module")
@@ -74,6 +74,12 @@ class RLlibAgent(LibraryPolicyAgent):
     ) -> None:
         super().__init__(seed, greedy, threads)
         self.module = load_masked_module(path)
+        from . import rllib_example
+
+        # Beside the module, or at the top of an algorithm checkpoint holding it.
+        self.rings_to_win = load_variant(module_dir(path, rllib_example.LEARNER))
+        if self.rings_to_win is None:
+            self.rings_to_win = load_variant(Path(path).resolve())
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask()

@@ -22,7 +22,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
 
-from .library_agent import LibraryPolicyAgent
+from .library_agent import LibraryPolicyAgent, load_variant
 
 
 def model_file(path: str) -> Path:
@@ -68,6 +68,7 @@ class SB3Agent(LibraryPolicyAgent):
     ) -> None:
         super().__init__(seed, greedy, threads)
         self.model = load_maskable_ppo(path)
+        self.rings_to_win = load_variant(model_file(path))
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask().astype(bool)

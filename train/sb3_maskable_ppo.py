@@ -36,6 +36,7 @@ from agents import make_agent
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 
+from .library_agent import save_variant
 from .small_cnn import conv_trunk
 
 try:
@@ -217,7 +218,9 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     steps = model.num_timesteps
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
     if args.save is not None:
-        model.save(args.save)
+        saved = args.save if args.save.suffix == ".zip" else Path(f"{args.save}.zip")
+        model.save(saved)  # where SB3 would put it (it adds .zip)
+        save_variant(saved, args.rings_to_win)
         print(f"saved {args.save}")
     result = evaluate(model, make_env(args.opponent, seed=args.seed + 1), args.eval_games)
     print(

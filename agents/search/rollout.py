@@ -6,7 +6,9 @@ decisions and is scored by the evaluation's odds
 (:func:`agents.heuristics.evaluate`, one ring up being about 3 to 1), and the
 leaf's value mixes that rollout result with the evaluation of the leaf itself,
 weight ``eval_weight`` (the mixing AlphaGo used for its value network and
-rollouts).  ``rollout_limit=0, eval_weight=0`` is plain rollouts to the end.
+rollouts).  ``rollout_limit=0, eval_weight=0`` is plain rollouts to the end;
+``eval_weight=1`` values leaves by the evaluation alone (a heuristic
+evaluator, no rollout played).
 
 The evaluator also orders a new node's actions: shuffled, so that UCT
 (:class:`~agents.search.rules.UCT`), which expands in the node's action order,
@@ -74,6 +76,8 @@ class RolloutEvaluator:
         if not weight:
             return self.rollout(state)
         white = eval_odds(state)
+        if weight == 1.0:  # the evaluation alone (``eval_weight=1``): no rollout to play
+            return white
         return weight * white + (1.0 - weight) * self.rollout(state)
 
     def rollout(self, state: State) -> float:
