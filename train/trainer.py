@@ -12,8 +12,27 @@ starts from:
 5. every ``eval.every`` iterations (and after the last), evaluate in the arena.
 
 So ``--resume`` from the checkpoint of iteration ``i`` replays exactly what an
-uninterrupted run would have done next.  Metrics go to ``metrics.jsonl`` (one
-JSON object per iteration) and to TensorBoard (``tb/``).
+uninterrupted run would have done next.  A run directory holds::
+
+    config.yaml                          the resolved config
+    metrics.jsonl                        one JSON object per iteration
+    tb/                                  TensorBoard events (the same metrics)
+    best.pt                              the evaluated checkpoint with the best Elo
+    checkpoints/iter_000030.pt           see train.checkpoint
+    checkpoints/iter_000030.replay.pt    the replay window (newest checkpoint only)
+
+Metric groups: ``selfplay/*`` (games, positions, lengths, results,
+resignations and false resignations, moves/s, simulations/s, network
+positions/s, share of time in the network, batch size), ``loss/*`` (policy,
+value and the variance of its targets, margin, ownership, policy entropy),
+``optim/*``, ``replay/*``, ``time/*`` (``time/cpu_s``: :mod:`train.cpu_clock`)
+and ``eval/*`` (scores with 95% intervals of the raw policy and of the search
+against each baseline, Elo, the best iteration).
+
+A killed run loses at most the iteration in progress; SIGTERM and SIGHUP exit
+through the same cleanup as Ctrl-C (:mod:`agents.worker_pool`).  An
+iteration's metrics stay in its checkpoint's history until ``metrics.jsonl``
+has them, so a run killed during an evaluation redoes it on resume.
 """
 
 from __future__ import annotations

@@ -1,7 +1,31 @@
 """YINSH for reinforcement learning: the rules engine and its environments.
 
-The engine (:class:`State`) knows the complete standard rules; the PettingZoo
-environment (``env``/``raw_env``) and the Gymnasium wrapper sit on top of it.
+The engine (:class:`State`, :mod:`yinsh_env.state`) knows the complete standard
+rules; the PettingZoo environment (``env``/``raw_env``, :mod:`yinsh_env.aec_env`)
+and the Gymnasium wrapper (:mod:`yinsh_env.gym_env`) sit on top of it.
+
+:class:`State` at a glance:
+
+* whose decision and what kind: ``to_act`` (a :class:`Player`), ``phase`` (a
+  :class:`Phase`: place, move, row, ring, over), ``mover`` (whose move is being
+  resolved), ``removed``, ``pool``, ``passes``;
+* choices: ``legal_actions()`` (sorted, cached), ``legal_mask()`` (``int8``
+  over the 2,142 actions of :mod:`yinsh_env.actions`), ``legal_action_names()``
+  (notation), ``ring_moves(player)`` (mobility, for evaluations);
+* playing: ``apply(a)`` and ``push(a or "E5-E8")`` check the action (an illegal
+  one raises :class:`IllegalActionError` naming the action and the position, and
+  changes nothing); ``apply_unchecked``, ``pop`` (undo) and ``copy`` serve search;
+* the end: ``is_terminal``, ``outcome()`` (``Outcome(termination, winner)``),
+  ``winner``, ``result`` (``'W'``/``'B'``/``'draw'``/``'*'``), ``end_reason``,
+  ``returns()`` (+1 / -1 per player);
+* identity: ``zobrist()`` (64-bit hash), ``key()`` and ``==`` (exact),
+  ``to_text()`` / ``State.from_text()`` (the position text,
+  :mod:`yinsh_env.position_text`).
+
+Around it: notation (:mod:`yinsh_env.actions`), names for players and results
+(:mod:`yinsh_env.vocabulary`), observation planes (:mod:`yinsh_env.observation`),
+game records (:mod:`yinsh_env.records`), pictures (:mod:`yinsh_env.render`) and
+the OpenSpiel game (:mod:`yinsh_env.openspiel`, optional).
 """
 
 from __future__ import annotations

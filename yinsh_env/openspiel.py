@@ -29,7 +29,8 @@ it wraps:
 * **Length.**  ``max_game_length`` is a proven bound: every ring move takes a
   marker from the pool of 51 and each of at most ``2 * rings_to_win - 1``
   removed rows gives five back; at most one pass follows each move; ten
-  placements and one ring per row removed make the rest.
+  placements and one ring per row removed make the rest (173 decisions
+  standard, 125 Blitz).
 """
 
 from __future__ import annotations

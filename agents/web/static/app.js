@@ -443,7 +443,7 @@ function maybeAnalyse() {
   if (a && a.ply === ply && (a.status === "running" || a.spec === analystSpec())) return;
   if (a && a.status === "running") return;
   api("POST", `/api/games/${app.id}/analysis`, { spec: analystSpec(), ply })
-    .then((view) => { app.game.analysis = view.analysis; drawPanel(); schedule(); })
+    .then((view) => { app.game.analysis = view.analysis; draw(); schedule(); })
     .catch((err) => say(err.message));
 }
 
