@@ -310,6 +310,32 @@ def test_legal_mask_matches_legal_actions(seed: int) -> None:
         assert set(np.unique(mask).tolist()) <= {0, 1}
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_play_read_from_masks_agrees_with_play_read_from_lists(seed: int) -> None:
+    """The environment's path (a mask, then apply checked against it) accepts and
+    refuses exactly what the list path does, placements and passes included."""
+    rng = random.Random(seed)
+    by_mask, by_list = State(), State()
+    while not by_list.is_terminal:
+        mask = by_mask.legal_mask()  # by_mask is never asked for its list
+        legal = by_list.legal_actions()
+        assert np.flatnonzero(mask).tolist() == legal
+        mask[:] = 1 - mask  # the caller's copy: changing it changes nothing
+        assert by_mask.legal_mask().tolist() == (1 - mask).tolist()
+        illegal = next(a for a in range(N_ACTIONS) if a not in legal)
+        for bad in (illegal, np.int64(illegal), -1, N_ACTIONS, True, float(legal[0]), "E5"):
+            if type(bad) is int:
+                assert not by_mask.is_legal(bad)
+            with pytest.raises(IllegalActionError):
+                by_mask.apply(bad)  # type: ignore[arg-type]
+        action = rng.choice(legal)
+        assert by_mask.is_legal(action)
+        by_mask.apply(np.int64(action) if rng.random() < 0.5 else action)  # type: ignore[arg-type]
+        by_list.apply(action)
+        assert by_mask == by_list
+    assert not by_mask.legal_mask().any()
+
+
 def test_results_while_playing() -> None:
     state = random_game(8, stop=30)
     assert (state.is_terminal, state.winner, state.result, state.end_reason) == (

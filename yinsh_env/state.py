@@ -39,6 +39,7 @@ from .actions import (
 )
 from .errors import IllegalActionError
 from .geometry import (
+    BIT_POS_TO_POINT,
     GRID_WIDTH,
     MOVE_BETWEEN,
     MOVE_PAIRS,
@@ -122,10 +123,12 @@ _MOVE_BITS: Final = tuple(
 )
 _EMPTY_PLACEMENTS: Final = tuple((POINT_BIT[p], PLACE_OFFSET + p) for p in range(N_POINTS))
 # numpy names bound once: an attribute lookup per mask is measurable at this scale.
-_zeros: Final = np.zeros
-_array: Final = np.array
+#: The marks of every placement (the empty board's legal actions).
+_ALL_PLACEMENTS: Final = bytes(
+    1 if PLACE_OFFSET <= a < PLACE_OFFSET + N_POINTS else 0 for a in range(N_ACTIONS)
+)
+_frombuffer: Final = np.frombuffer
 _INT8: Final = np.int8
-_INTP: Final = np.intp
 
 
 class State:
@@ -147,7 +150,7 @@ class State:
         "rings_to_win",
         "ply",
         "_legal",
-        "_moves",
+        "_marks",
         "_history",
     )
 
@@ -173,10 +176,11 @@ class State:
         self.rings_to_win = rings_to_win
         #: Decisions applied since the start (placements included).
         self.ply = 0
-        #: Caches of the legal actions: sorted (``legal_actions``) and as generated
-        #: (``_moves``: unsorted in the move phase, enough for masks and checks).
+        #: Caches of the legal actions (never changed once made; copies share them):
+        #: the sorted list, and one byte per action (``legal_mask``), each made
+        #: only when asked for, so a mask costs no list and a list no mask.
         self._legal: list[int] | None = None
-        self._moves: list[int] | None = None
+        self._marks: bytearray | None = None
         self._history: list[tuple[int, _Snapshot]] = []
 
     # --- queries ---------------------------------------------------------------
@@ -185,33 +189,30 @@ class State:
         """The legal actions, sorted.  The list is cached: do not mutate it."""
         legal = self._legal
         if legal is None:
-            moves = self._unordered()
-            legal = self._legal = sorted(moves) if self.phase == MOVE else moves
+            legal = self._legal = self._generate()
         return legal
 
-    def _unordered(self) -> list[int]:
-        """The legal actions in generation order (cached): what masks and checks need,
-        without ``legal_actions``' sort (a tenth of a move phase's generation)."""
-        moves = self._moves
-        if moves is None:
-            moves = self._moves = self._generate()
-        return moves
-
     def legal_mask(self) -> np.ndarray:
-        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS`."""
-        mask = _zeros(N_ACTIONS, dtype=_INT8)
-        # An index array scatters about twice as fast as the list itself.
-        mask[_array(self._unordered(), dtype=_INTP)] = 1
-        return mask
+        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS` (a new array)."""
+        marks = self._marks
+        if marks is None:
+            marks = self._marks = self._generate_marks()
+        return _frombuffer(bytearray(marks), dtype=_INT8)
 
     def is_legal(self, action: int) -> bool:
-        return action in self._unordered()
+        marks = self._marks
+        if self._legal is None and marks is not None and type(action) is int:
+            return 0 <= action < N_ACTIONS and marks[action] == 1
+        return action in self.legal_actions()
 
     def _generate(self) -> list[int]:
-        """The legal actions; in the move phase in generation order, else sorted."""
         phase = self.phase
         if phase == MOVE:
-            return self.ring_moves(self.to_act) or [PASS_ACTION]
+            moves = self.ring_moves(self.to_act)
+            if not moves:
+                return [PASS_ACTION]
+            moves.sort()
+            return moves
         if phase == ROW:
             return row_actions(self.markers[self.to_act])
         if phase == RING:
@@ -220,6 +221,27 @@ class State:
             occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
             return [a for bit, a in _EMPTY_PLACEMENTS if not bit & occupied]
         return []
+
+    def _generate_marks(self) -> bytearray:
+        """The legal actions as one byte each (1 legal): :meth:`legal_mask`'s source."""
+        phase = self.phase
+        if phase == MOVE:
+            marks = bytearray(N_ACTIONS)
+            if not self._mark_ring_moves(marks):
+                marks[PASS_ACTION] = 1
+            return marks
+        if phase == PLACE:
+            marks = bytearray(_ALL_PLACEMENTS)
+            occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
+            while occupied:  # at most the ten rings
+                low = occupied & -occupied
+                occupied ^= low
+                marks[PLACE_OFFSET + BIT_POS_TO_POINT[low.bit_length() - 1]] = 0
+            return marks
+        marks = bytearray(N_ACTIONS)
+        for action in self._generate():  # a few rows or rings; none once over
+            marks[action] = 1
+        return marks
 
     def ring_moves(self, player: int) -> list[int]:
         """Every ring move ``player``'s rings have, in generation order (unsorted).
@@ -247,6 +269,33 @@ class State:
                     else:
                         jumped = True
         return out
+
+    def _mark_ring_moves(self, marks: bytearray) -> bool:
+        """:meth:`ring_moves` for the player to act, written into ``marks``; whether any.
+
+        The same walk as ``ring_moves`` (a test checks they agree), kept apart
+        because a shared walk with a callback per move costs a fifth more.
+        """
+        all_rings = self.rings[0] | self.rings[1]
+        occupied = all_rings | self.markers[0] | self.markers[1]
+        own = self.rings[self.to_act]
+        found = False
+        while own:
+            low = own & -own
+            own ^= low
+            for ray in _RAY_MOVES[low.bit_length() - 1]:
+                jumped = False
+                for bit, action in ray:
+                    if not bit & occupied:
+                        marks[action] = 1
+                        found = True
+                        if jumped:
+                            break
+                    elif bit & all_rings:
+                        break
+                    else:
+                        jumped = True
+        return found
 
     @property
     def is_terminal(self) -> bool:
@@ -343,10 +392,14 @@ class State:
         On error the state is unchanged and the message names the action and
         the position.
         """
-        legal = self._moves
-        if legal is None:
-            legal = self._unordered()
-        if action not in legal or (type(action) is not int and not _is_index(action)):
+        legal = self._legal
+        marks = self._marks
+        if legal is None and marks is not None:  # after a mask: one byte to read
+            index = action if type(action) is int else _index_or_none(action)
+            ok = index is not None and 0 <= index < N_ACTIONS and marks[index] == 1
+        else:
+            ok = action in self.legal_actions() and (type(action) is int or _is_index(action))
+        if not ok:
             raise IllegalActionError(self._illegal_message(action))
         self.apply_unchecked(int(action))
 
@@ -387,15 +440,15 @@ class State:
                 ),
             )
         )
-        placements = self._moves
-        self._legal = self._moves = None
+        placements, marks = self._legal, self._marks
+        self._legal = self._marks = None
         self.ply += 1
         me = self.to_act
         if action < ROW_OFFSET:
             if action >= MOVE_OFFSET:
                 self._move(me, action - MOVE_OFFSET)
             else:
-                self._place(me, action, placements)
+                self._place(me, action, placements, marks)
         elif action < RING_OFFSET:
             self.markers[me] ^= SEGMENT_MASK[action - ROW_OFFSET]
             self.pool += 5
@@ -408,20 +461,25 @@ class State:
             if self.passes >= 2:
                 self.phase = OVER
 
-    def _place(self, me: int, point: int, placements: list[int] | None) -> None:
-        """Place a ring; ``placements`` (the legal actions before, if known) less
-        this one are the next placements, cheaper than scanning the board again."""
+    def _place(
+        self, me: int, point: int, placements: list[int] | None, marks: bytearray | None
+    ) -> None:
+        """Place a ring.  The legal actions before (list or marks, where known) less
+        this one are the next placements: cheaper than scanning the board again."""
         self.rings[me] |= POINT_BIT[point]
         self.to_act = _OTHER[me]
         if (self.rings[0] | self.rings[1]).bit_count() + sum(self.removed) >= 2 * RINGS_PER_PLAYER:
             self.phase = MOVE
-        elif placements is not None:
-            rest = placements.copy()  # the old list may be shared: never change it
-            try:
-                rest.remove(PLACE_OFFSET + point)
-            except ValueError:  # not a list of placements (an unchecked illegal action)
-                return
-            self._legal = self._moves = rest
+            return
+        action = PLACE_OFFSET + point
+        if marks is not None and marks[action] == 1:
+            rest_marks = bytearray(marks)  # the old ones may be shared: never change them
+            rest_marks[action] = 0
+            self._marks = rest_marks
+        if placements is not None and action in placements:
+            rest = placements.copy()
+            rest.remove(action)
+            self._legal = rest
 
     def _move(self, me: int, index: int) -> None:
         origin, dest, between = _MOVE_BITS[index]
@@ -490,7 +548,7 @@ class State:
             self.passes,
         ) = snap
         self.ply -= 1
-        self._legal = self._moves = None
+        self._legal = self._marks = None
         return action
 
     @property
@@ -512,7 +570,7 @@ class State:
         new.rings_to_win = self.rings_to_win
         new.ply = self.ply
         new._legal = self._legal
-        new._moves = self._moves
+        new._marks = self._marks
         new._history = self._history[:] if history else []
         return new
 
@@ -524,7 +582,7 @@ class State:
         new = self.copy()
         new.rings = list(rings)
         new.markers = list(markers)
-        new._legal = new._moves = None
+        new._legal = new._marks = None
         return new
 
     def __deepcopy__(self, memo: dict[int, object]) -> State:
@@ -631,3 +689,8 @@ class State:
 def _is_index(action: object) -> bool:
     """Whether ``action`` has an integer type (numpy's included) other than bool."""
     return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+
+
+def _index_or_none(action: object) -> int | None:
+    """``action`` as a plain int if it has an integer type other than bool, else None."""
+    return int(action) if _is_index(action) else None  # type: ignore[call-overload]
