@@ -165,8 +165,8 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     planes = (_template(key) if template is None else template).copy()
     rings, markers = state.rings, state.markers
     bits = rings[me] | rings[opp] << _SLOT | markers[me] << 2 * _SLOT | markers[opp] << 3 * _SLOT
-    flat = _unpackbits(_frombuffer(bits.to_bytes(_PIECE_BYTES, "big"), dtype=_UINT8))
-    planes[:, :, 0:4] = flat[_PIECE_GATHER]
+    flat = _unpackbits(_frombuffer(bits.to_bytes(_PIECE_BYTES, "big"), _UINT8))
+    planes[..., :4] = flat[_PIECE_GATHER]
     if phase == ROW:
         rows = 0
         for action in row_actions(markers[state.to_act]):

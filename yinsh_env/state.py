@@ -197,7 +197,7 @@ class State:
         marks = self._marks
         if marks is None:
             marks = self._marks = self._generate_marks()
-        return _frombuffer(bytearray(marks), dtype=_INT8)
+        return _frombuffer(bytearray(marks), _INT8)
 
     def is_legal(self, action: int) -> bool:
         marks = self._marks
@@ -392,16 +392,15 @@ class State:
         On error the state is unchanged and the message names the action and
         the position.
         """
-        legal = self._legal
+        index = action if type(action) is int else _index_or_none(action)
         marks = self._marks
-        if legal is None and marks is not None:  # after a mask: one byte to read
-            index = action if type(action) is int else _index_or_none(action)
-            ok = index is not None and 0 <= index < N_ACTIONS and marks[index] == 1
-        else:
-            ok = action in self.legal_actions() and (type(action) is int or _is_index(action))
-        if not ok:
+        if index is None or not (
+            0 <= index < N_ACTIONS and marks[index] == 1  # after a mask: one byte to read
+            if self._legal is None and marks is not None
+            else index in (self._legal or self.legal_actions())
+        ):
             raise IllegalActionError(self._illegal_message(action))
-        self.apply_unchecked(int(action))
+        self.apply_unchecked(index)
 
     def push(self, action: int | str) -> None:
         """Apply an action given as an index or in notation (checked)."""
