@@ -174,6 +174,16 @@ def call_costs(
         # Copies of positions read from text: no cached legal list.
         return lambda: [state.copy() for state in states]
 
+    def listed(states: list[State]) -> Callable[[], list[State]]:
+        # Copies whose legal list is cached, as after a search asked for it.
+        def prepare() -> list[State]:
+            out = copies(states)()
+            for state in out:
+                state.legal_actions()
+            return out
+
+        return prepare
+
     def legal_actions(states: list[State]) -> int:
         for state in states:
             state.legal_actions()
@@ -237,7 +247,10 @@ def call_costs(
         "to_text": best_us_per_call(same, each(State.to_text), repeats, clock),
         "from_text": best_us_per_call(lambda: texts, from_text, repeats, clock),
         "legal_mask (legal list cached)": best_us_per_call(
-            same, each(State.legal_mask), repeats, clock
+            listed(positions), each(State.legal_mask), repeats, clock
+        ),
+        "legal_mask (uncached, as env() steps)": best_us_per_call(
+            copies(positions), each(State.legal_mask), repeats, clock
         ),
     }
 

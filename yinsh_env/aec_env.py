@@ -381,7 +381,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         game = self._game
         game.apply(action)  # type: ignore[arg-type]  # checks legality; unchanged on error
         self.last_action = action if type(action) is int else int(action)
-        self._observations = {}
+        self._observations.clear()  # (a new dict per step would wake the garbage collector sooner)
         self._cumulative_rewards[agent] = 0.0
         if game.phase == OVER:
             white, black = game.returns()
