@@ -110,10 +110,6 @@ class NetworkConfig:
     channels: PositiveInt = 64
     #: Hidden units of the value (and auxiliary margin) head.
     value_hidden: PositiveInt = 64
-    #: Batch normalisation after each convolution.  Off for policy-gradient
-    #: learners (the RLlib example), whose rollouts and updates would otherwise
-    #: see the layers in different modes.
-    batch_norm: Bool = True
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)

@@ -88,18 +88,13 @@ def policy_gather() -> tuple[np.ndarray, np.ndarray]:
     return primary, secondary
 
 
-def _norm(channels: int, batch_norm: bool) -> nn.Module:
-    return nn.BatchNorm2d(channels) if batch_norm else nn.Identity()
-
-
 class ResidualBlock(nn.Module):
-    def __init__(self, channels: int, batch_norm: bool = True) -> None:
+    def __init__(self, channels: int) -> None:
         super().__init__()
-        bias = not batch_norm  # a following batch norm has its own shift
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=bias)
-        self.bn1 = _norm(channels, batch_norm)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=bias)
-        self.bn2 = _norm(channels, batch_norm)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
 
     def forward(self, x: Tensor) -> Tensor:
         y = F.relu(self.bn1(self.conv1(x)))
@@ -132,13 +127,13 @@ class PolicyValueNet(nn.Module):
     def __init__(self, config: NetworkConfig) -> None:
         super().__init__()
         self.config = config
-        c, norm = config.channels, config.batch_norm
+        c = config.channels
         self.stem = nn.Sequential(
-            nn.Conv2d(N_PLANES, c, 3, padding=1, bias=not norm), _norm(c, norm), nn.ReLU()
+            nn.Conv2d(N_PLANES, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
         )
-        self.tower = nn.Sequential(*(ResidualBlock(c, norm) for _ in range(config.blocks)))
+        self.tower = nn.Sequential(*(ResidualBlock(c) for _ in range(config.blocks)))
         self.policy_conv = nn.Sequential(
-            nn.Conv2d(c, c, 1, bias=not norm), _norm(c, norm), nn.ReLU()
+            nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
         )
         self.policy_planes = nn.Conv2d(c, POLICY_PLANES, 1)
         self.pass_logit = nn.Linear(2 * c, 1)

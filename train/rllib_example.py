@@ -23,10 +23,8 @@ The adapter, step by step:
   player's side (:mod:`yinsh_env.observation`), and ``"action_mask"``, the
   int8 legal-action mask over the 2142 actions.  RLlib keeps the dict
   structure through its connectors, so the module receives both as tensors.
-* **Masking.**  :class:`MaskedPolicyModule` reads the planes with the
-  project's residual network (its policy head reads each action's logit at
-  a board point; ``--head dense`` is a conv trunk and a linear head over all
-  actions instead), and before returning the action-distribution inputs
+* **Masking.**  :class:`MaskedPolicyModule` reads the planes with a small
+  convolutional trunk, and before returning the action-distribution inputs
   sets the logits of illegal actions to the lowest float: sampling and the
   greedy choice only ever pick legal actions, and PPO's log-probabilities and
   entropy are those of the distribution over legal actions.  Rows without a
@@ -65,9 +63,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
-from .config import NetworkConfig
 from .library_agent import save_variant
-from .network import PolicyValueNet
 from .sb3_maskable_ppo import Evaluation
 from .small_cnn import conv_trunk
 
@@ -110,31 +106,18 @@ def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
-    """Policy and value for PPO over the planes, logits masked by the mask.
+    """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
 
-    ``model_config``: ``head`` ``board`` (default) is the project's own
-    network (:class:`~train.network.PolicyValueNet`, ``blocks`` residual
-    blocks of ``channels`` filters, no batch norm): each action reads its logit
-    at its board point, so what is learned at one point carries to the others.
-    ``dense`` is a small conv trunk (``channels`` filters, squeezed to 8) and a
-    dense layer of ``hidden`` units feeding a linear head over all 2,142
-    actions, RLlib's usual shape.
+    ``model_config``: ``channels`` (conv filters, default 16), ``hidden``
+    (units of the shared layer, default 128).  A 1x1 convolution squeezes the
+    trunk to 8 channels before the dense layer, which keeps the module small
+    (about 0.4 million weights) and fast on a CPU.
     """
 
     def setup(self) -> None:
         settings = model_settings(self.model_config)
         channels = int(settings.get("channels", 16))
         hidden = int(settings.get("hidden", 128))
-        self.head = str(settings.get("head", "board"))
-        if self.head == "board":
-            blocks = int(settings.get("blocks", 2))
-            config = NetworkConfig(
-                blocks=blocks, channels=channels, value_hidden=hidden, batch_norm=False
-            )
-            self.net = PolicyValueNet(config)
-            return
-        if self.head != "dense":
-            raise ValueError(f"unknown head {self.head!r}: board or dense")
         self.trunk = conv_trunk(channels, hidden)
         self.policy_head = nn.Linear(hidden, N_ACTIONS)
         self.value_head = nn.Linear(hidden, 1)
@@ -142,19 +125,13 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         nn.init.zeros_(self.policy_head.bias)
 
     def _embed(self, batch: dict[str, Any]) -> torch.Tensor:
-        """The dense head's shared features, or the board head's values."""
         planes = batch[Columns.OBS]["observation"].float()
-        if self.head == "board":
-            return self.net(planes).value
         return self.trunk(planes.permute(0, 3, 1, 2))  # channel-last planes -> NCHW
 
     def _outputs(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-        mask = batch[Columns.OBS]["action_mask"]
-        if self.head == "board":
-            out = self.net(batch[Columns.OBS]["observation"].float())
-            return out.value, mask_logits(out.policy, mask)
         embeddings = self._embed(batch)
-        return embeddings, mask_logits(self.policy_head(embeddings), mask)
+        logits = mask_logits(self.policy_head(embeddings), batch[Columns.OBS]["action_mask"])
+        return embeddings, logits
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         _, logits = self._outputs(batch)
@@ -167,8 +144,6 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         if embeddings is None:
             embeddings = self._embed(batch)
-        if self.head == "board":
-            return embeddings  # the network's value, computed with the logits
         return self.value_head(embeddings).squeeze(-1)
 
     def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
@@ -248,8 +223,6 @@ def build_config(
     channels: int = 16,
     hidden: int = 128,
     entropy: float = 0.01,
-    head: str = "board",
-    blocks: int = 2,
 ) -> Any:
     """The PPO config: masked module(s), self-play or a baseline opponent."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -260,8 +233,7 @@ def build_config(
     register_env(ENV_NAME, make_env)
     specs = {
         LEARNER: RLModuleSpec(
-            module_class=MaskedPolicyModule,
-            model_config={"head": head, "channels": channels, "hidden": hidden, "blocks": blocks},
+            module_class=MaskedPolicyModule, model_config={"channels": channels, "hidden": hidden}
         )
     }
     if opponent == "self":
@@ -347,17 +319,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument("--minibatch-size", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
     parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument(
-        "--head",
-        choices=["board", "dense"],
-        default="board",
-        help="board: logits read at board points (the project's network); dense: a linear head",
-    )
-    parser.add_argument("--blocks", type=int, default=2, help="residual blocks (board head)")
     parser.add_argument("--channels", type=int, default=16, help="conv filters of the trunk")
-    parser.add_argument(
-        "--hidden", type=int, default=128, help="units of the dense layer / value head"
-    )
+    parser.add_argument("--hidden", type=int, default=128, help="units of the shared layer")
     parser.add_argument("--entropy", type=float, default=0.01, help="entropy bonus")
     parser.add_argument(
         "--envs", type=int, default=8, help="environments per env runner, stepped together"
@@ -415,8 +378,6 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             channels=args.channels,
             hidden=args.hidden,
             entropy=args.entropy,
-            head=args.head,
-            blocks=args.blocks,
         )
         algo = config.build_algo()
         try:
