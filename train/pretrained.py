@@ -4,9 +4,9 @@ The file ``train/weights/pretrained.pt`` is a slim checkpoint (network
 weights, the training config, and ``metadata``: how it was made, on what
 machine, in how much time, and how it scored), loadable by everything that
 loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
-:data:`DEFAULT_SIMS` simulations of its search, sized to about a quarter of a
-second per decision on a 2-core machine; ``pretrained:sims=0`` plays the raw
-policy (a few milliseconds per decision).
+:data:`DEFAULT_SIMS` simulations of its search, sized to take no longer per
+decision than ``alphabeta:depth=3`` (about 80 ms on a 2-core machine);
+``pretrained:sims=0`` plays the raw policy (under a millisecond per decision).
 
 Making one from a run (the README's "The shipped network" says how the
 shipped one was made)::
@@ -35,7 +35,7 @@ from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file
 WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
-DEFAULT_SIMS = 360
+DEFAULT_SIMS = 256
 
 
 def weights_path() -> Path:
