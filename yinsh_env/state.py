@@ -456,7 +456,7 @@ class State(LegalMoves):
 
     def __setstate__(self, data: dict[str, object]) -> None:
         other = State.from_text(str(data["text"]))
-        for name in State.__slots__:
+        for name in (*LegalMoves.__slots__, *State.__slots__):
             setattr(self, name, getattr(other, name))
         self.ply = int(data["ply"])  # type: ignore[call-overload]
         self._history = list(data["history"])  # type: ignore[call-overload]
