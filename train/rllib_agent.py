@@ -76,10 +76,8 @@ class RLlibAgent(LibraryPolicyAgent):
         self.module = load_masked_module(path)
         from . import rllib_example
 
-        # Beside the module, or at the top of an algorithm checkpoint holding it.
+        # Written beside the module by the example's --save (none: any variant).
         self.rings_to_win = load_variant(module_dir(path, rllib_example.LEARNER))
-        if self.rings_to_win is None:
-            self.rings_to_win = load_variant(Path(path).resolve())
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask()

@@ -67,8 +67,9 @@ class SB3Agent(LibraryPolicyAgent):
         self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
     ) -> None:
         super().__init__(seed, greedy, threads)
-        self.model = load_maskable_ppo(path)
-        self.rings_to_win = load_variant(model_file(path))
+        file = model_file(path)
+        self.model = load_maskable_ppo(str(file))
+        self.rings_to_win = load_variant(file)
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask().astype(bool)
