@@ -257,12 +257,7 @@ class State(LegalMoves):
         the position.
         """
         index = action if type(action) is int else _index_or_none(action)
-        marks = self._marks
-        if index is None or not (
-            0 <= index < N_ACTIONS and marks[index] == 1  # after a mask: one byte to read
-            if self._legal is None and marks is not None
-            else index in (self._legal or self.legal_actions())
-        ):
+        if index is None or not self.is_legal(index):
             raise IllegalActionError(self._illegal_message(action))
         self.apply_unchecked(index)
 
