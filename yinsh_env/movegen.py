@@ -99,8 +99,12 @@ class LegalMoves:
         return _frombuffer(bytearray(marks), _INT8)
 
     def is_legal(self, action: int) -> bool:
+        """Whether ``action`` is legal, read from whichever cache exists (list first)."""
+        legal = self._legal
+        if legal is not None:
+            return action in legal
         marks = self._marks
-        if self._legal is None and marks is not None and type(action) is int:
+        if marks is not None and type(action) is int:  # after a mask: one byte to read
             return 0 <= action < N_ACTIONS and marks[action] == 1
         return action in self.legal_actions()
 
