@@ -71,7 +71,7 @@ def test_the_api_pages_document_every_module(site: Path) -> None:
 
 
 def test_the_notebooks_show_their_outputs(site: Path) -> None:
-    for name in ("01_quickstart", "02_train_and_evaluate"):
+    for name in ("01_quickstart",):
         html = (site / "notebooks" / f"{name}.html").read_text(encoding="utf-8")
         boards = re.findall(r'<img [^>]*src="(\.\./_images/[0-9a-f]+\.svg)"', html)
         assert len(boards) >= 3, f"{name}: the boards are missing"
