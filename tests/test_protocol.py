@@ -458,11 +458,16 @@ class Served:
         self.thread.join(timeout=DEADLINE)
         assert not self.thread.is_alive()
 
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def test_stop_makes_a_running_go_answer_with_its_best_so_far() -> None:
     agent = Started(sims=10)
-    engine = Served(agent)
-    try:
+    with Served(agent) as engine:
         engine.send("yinsh 1", "new", "play E5 F6", f"go sims={MAX_GO_SIMS}")
         assert engine.reply().startswith("yinsh ok") and engine.reply() == engine.reply() == "ok"
         assert agent.searching.wait(DEADLINE)
@@ -474,38 +479,29 @@ def test_stop_makes_a_running_go_answer_with_its_best_so_far() -> None:
         engine.send("history", "go", "stop")  # the agent's own budget (10) stands again
         assert engine.reply() == "history E5 F6"
         assert engine.reply().startswith("action ") and engine.reply() == "ok"
-    finally:
-        engine.close()
 
 
 def test_stop_ends_an_analysis_and_an_alphabeta_search_too() -> None:
     agent = Started(sims=10)
-    engine = Served(agent)
-    try:
+    with Served(agent) as engine:
         agent.sims = MAX_GO_SIMS
         engine.send("analyse")
         assert agent.searching.wait(DEADLINE)
         engine.send("stop")
         fields = dict(f.split("=", 1) for f in engine.reply().split()[2:])
         assert 1 <= int(fields["sims"]) < MAX_GO_SIMS and engine.reply() == "ok"
-    finally:
-        engine.close()
     deep = StartedAlphaBeta()
-    engine = Served(deep)
-    try:
+    with Served(deep) as engine:
         engine.send("play E5 F6 G7 H8 E4 F5 G6 H7 D5 C5", "go")
         assert engine.reply() == "ok" and deep.searching.wait(DEADLINE)
         engine.send("stop")
         assert engine.reply().startswith("action ") and engine.reply() == "ok"
         assert 1 <= deep.completed_depth < 30
-    finally:
-        engine.close()
 
 
 def test_stop_without_a_search_is_ok_and_stops_no_later_search() -> None:
     agent = Started(sims=30)
-    engine = Served(agent)
-    try:
+    with Served(agent) as engine:
         engine.send("stop", "stop", "state", "go", "stop now")  # "stop now": an error, no stop
         assert [engine.reply() for _ in range(3)] == [
             "ok",
@@ -515,8 +511,6 @@ def test_stop_without_a_search_is_ok_and_stops_no_later_search() -> None:
         assert engine.reply().startswith("action ")
         assert agent.last_sims == 30  # the earlier stops did not cut this search
         assert engine.reply() == "error stop takes no arguments, got 'now'"
-    finally:
-        engine.close()
 
 
 def test_quit_or_the_end_of_input_during_a_search_answers_and_exits() -> None:
