@@ -10,6 +10,7 @@ import pytest
 
 from agents.alphabeta import AlphaBetaAgent
 from agents.mcts import MCTSAgent
+from agents.params import MAX_SIMS
 from agents.search import (
     PUCT,
     UCT,
@@ -61,7 +62,7 @@ def test_the_stop_applies_after_one_simulation_even_if_already_requested() -> No
 
 def test_a_stopped_mcts_agent_acts_and_analyses() -> None:
     state = State.from_text(POSITION)
-    agent = MCTSAgent(seed=0, sims=10**9)
+    agent = MCTSAgent(seed=0, sims=MAX_SIMS)
     with stop_when(after(40)):
         action = agent.act(state)
     assert action in state.legal_actions() and 1 <= agent.last_sims <= 40
