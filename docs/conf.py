@@ -8,6 +8,7 @@ is executed here: docs/execute_notebooks.py says why).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reexports import type_aliases  # noqa: E402
+from reexports import type_aliases, type_variables  # noqa: E402
 
 import yinsh_env  # noqa: E402
 
@@ -78,11 +79,17 @@ EXTERNAL = sorted(
         *("stable_baselines3", "sb3_contrib", "onnxruntime", "tqdm", "yaml"),
         # pydantic, and the names its annotations use bare (``Field(ge=0)``).
         *("pydantic", "annotated_types", "Field", "AfterValidator", "BeforeValidator"),
+        # and the metadata an alias's value shows bare (``FieldInfo(... Ge(ge=1))``).
+        *("FieldInfo", "PydanticUndefined", "Strict", "Ge", "Gt", "Le", "Lt", "MinLen", "MaxLen"),
     }
 )
+TYPEVARS = type_variables(["yinsh_env", "agents", "train"])
 nitpick_ignore_regex = [
     (r"py:.*", rf"({'|'.join(EXTERNAL)})(\..*)?"),
     (r"py:.*", r"(.*\.)?_[^.]*"),  # private helpers are not documented, by design
+    (r"py:class", r"-?[0-9.]+"),  # numbers inside a shown alias value (``Le(le=1.0)``)
+    # Type variables (``P``, ``agents.params.R``) are not documented either.
+    *((r"py:.*", rf"({re.escape(name)}|{re.escape(name.rsplit('.', 1)[1])})") for name in TYPEVARS),
 ]
 
 html_theme = "furo"

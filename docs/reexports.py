@@ -70,21 +70,40 @@ def _candidates(env: BuildEnvironment, node: Any) -> list[str]:
     return [*dict.fromkeys([*names, node["reftarget"]])]
 
 
-def type_aliases(packages: list[str]) -> dict[str, str]:
-    """``autodoc_type_aliases`` for the documented module-level aliases (a ``#:``
-    comment above ``X = Annotated[...]``).  The option maps bare names in every
-    module, so a name that means anything else anywhere (``Path``) is left out."""
+def _modules(packages: list[str]) -> list[types.ModuleType]:
     modules = []
     for package in packages:
         root = importlib.import_module(package)
         names = [package, *(m.name for m in pkgutil.walk_packages(root.__path__, f"{package}."))]
         modules += [importlib.import_module(name) for name in names]
+    return modules
+
+
+def type_variables(packages: list[str]) -> list[str]:
+    """Full names of the modules' TypeVars and ParamSpecs (not documented, by design)."""
+    return [
+        f"{module.__name__}.{attr}"
+        for module in _modules(packages)
+        for attr, value in vars(module).items()
+        if isinstance(value, typing.TypeVar | typing.ParamSpec)
+        and getattr(value, "__module__", None) == module.__name__
+    ]
+
+
+def type_aliases(packages: list[str]) -> dict[str, str]:
+    """``autodoc_type_aliases`` for the documented module-level aliases (a ``#:``
+    comment above ``X = Annotated[...]``).  The option maps bare names in every
+    module, so a name that means anything else anywhere (``Path``) is left out."""
+    modules = _modules(packages)
     aliases: dict[str, str] = {}
     for module in modules:
         source = inspect.getsource(module)
         for attr, value in vars(module).items():
             documented = rf"^#:.*\n(#:.*\n)*{attr}\s*(:[^=\n]*)?="
-            if typing.get_origin(value) is not None and re.search(documented, source, re.M):
+            # Annotated only: a Callable alias in a union comes out as Sphinx's
+            # TypeAliasForwardRef(...), so those are shown expanded.
+            annotated = typing.get_origin(value) is typing.Annotated
+            if annotated and re.search(documented, source, re.M):
                 aliases[attr] = f"{module.__name__}.{attr}"
     clashes = {
         attr
