@@ -266,7 +266,10 @@ def run(
     """
     check_runnable(config)
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission
+        raise RunError(f"cannot use run directory {run_dir}: {exc.strerror}") from None
     state = prepare(config, run_dir, resume)
     save_config(config, run_dir / CONFIG_NAME)
     log = MetricsLog(run_dir, state.iteration if resume else None)
