@@ -27,21 +27,25 @@ from .params import clip
 from .spec import AgentSpecError, check_spec
 
 
+class PathError(ValueError, argparse.ArgumentTypeError):
+    """A path that cannot serve: argparse reports its message; Python callers get a ValueError."""
+
+
 def any_path(text: str) -> Path:
     """An argparse type: a path, not empty, without NUL (checked further by the command)."""
     if not text:
-        raise argparse.ArgumentTypeError("an empty path")
+        raise PathError("an empty path")
     if "\x00" in text:
-        raise argparse.ArgumentTypeError(f"{clip(repr(text))} contains a NUL character")
+        raise PathError(f"{clip(repr(text))} contains a NUL character")
     return Path(text)
 
 
-def _fail(path: Path, problem: str) -> argparse.ArgumentTypeError:
-    return argparse.ArgumentTypeError(f"{clip(repr(str(path)), 120)} {problem}")
+def _fail(path: Path, problem: str) -> PathError:
+    return PathError(f"{clip(repr(str(path)), 120)} {problem}")
 
 
 def check_writable_file(path: Path) -> None:
-    """Raise ``ArgumentTypeError`` unless ``path`` can be written as a file now.
+    """Raise :class:`PathError` unless ``path`` can be written as a file now.
 
     Opens it for appending (created if missing, then removed): nothing it
     holds changes, and what the OS would refuse later is refused now.
@@ -51,7 +55,7 @@ def check_writable_file(path: Path) -> None:
     folder = path.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
-        raise argparse.ArgumentTypeError(
+        raise PathError(
             f"folder {clip(repr(str(folder)), 120)} {what} (for {clip(repr(path.name))})"
         )
     existed = path.exists()

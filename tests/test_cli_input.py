@@ -50,6 +50,14 @@ def _one_error_line(err: str, argument: str) -> None:
     assert "error:" in last and argument in last, err
 
 
+def _refused(main: Any, args: list[str], argument: str, capsys: Any) -> None:
+    """``main(args)`` exits with status 2 and one error line naming ``argument``."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    _one_error_line(capsys.readouterr().err, argument)
+
+
 # --- yinsh-eval ------------------------------------------------------------------------
 
 
@@ -201,10 +209,7 @@ def test_train_names_the_argument_at_fault(
 ) -> None:
     (tmp_path / "file").write_text("x")
     names = {"file": tmp_path / "file", "missing": tmp_path / "missing"}
-    with pytest.raises(SystemExit) as info:
-        train_main([a.format(**names) for a in args])
-    assert info.value.code == 2
-    _one_error_line(capsys.readouterr().err, argument)
+    _refused(train_main, [a.format(**names) for a in args], argument, capsys)
     assert (tmp_path / "file").read_text() == "x"
 
 
@@ -344,10 +349,7 @@ def test_play_names_the_argument_at_fault(
     args: list[str], argument: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     names = {"dir": tmp_path, "missing": tmp_path / "missing"}
-    with pytest.raises(SystemExit) as info:
-        play_main([a.format(**names) for a in args])
-    assert info.value.code == 2
-    _one_error_line(capsys.readouterr().err, argument)
+    _refused(play_main, [a.format(**names) for a in args], argument, capsys)
 
 
 @pytest.mark.parametrize("main", [curve_main, plot_main], ids=["curve", "plot"])
@@ -359,10 +361,7 @@ def test_curve_and_plot_name_a_bad_run_dir_or_image(
         ([str(tmp_path), "--out", str(tmp_path / "x.docx")], "--out"),
         ([str(tmp_path), "--out", str(tmp_path / "no" / "x.png")], "--out"),
     ]:
-        with pytest.raises(SystemExit) as info:
-            main(args)
-        assert info.value.code == 2
-        _one_error_line(capsys.readouterr().err, argument)
+        _refused(main, args, argument, capsys)
 
 
 def test_curve_json_naming_a_folder_is_refused(
@@ -417,10 +416,7 @@ def test_sb3_example_checks_save_and_opponent_before_training(
         (["--opponent", f"net:path={tmp_path / 'none.pt'}"], "none.pt"),
         (["--lr", "inf"], "--lr"),
     ]:
-        with pytest.raises(SystemExit) as info:
-            main(args)
-        assert info.value.code == 2
-        _one_error_line(capsys.readouterr().err, argument)
+        _refused(main, args, argument, capsys)
 
 
 def test_rllib_example_checks_save_and_opponents_before_ray_starts(
@@ -435,10 +431,7 @@ def test_rllib_example_checks_save_and_opponents_before_ray_starts(
         (["--eval-opponent", "mcts:sims=1,sims=2"], "--eval-opponent"),
         (["--minutes", "-1"], "--minutes"),
     ]:
-        with pytest.raises(SystemExit) as info:
-            main(args)
-        assert info.value.code == 2
-        _one_error_line(capsys.readouterr().err, argument)
+        _refused(main, args, argument, capsys)
 
 
 def test_benchmarks_name_the_argument_at_fault(capsys: pytest.CaptureFixture[str]) -> None:
@@ -450,10 +443,7 @@ def test_benchmarks_name_the_argument_at_fault(capsys: pytest.CaptureFixture[str
         (engine_bench, ["--sample-games", "0"], "--sample-games"),
         (env_bench, ["--rounds", "-3"], "--rounds"),
     ]:
-        with pytest.raises(SystemExit) as info:
-            main(args)
-        assert info.value.code == 2
-        _one_error_line(capsys.readouterr().err, argument)
+        _refused(main, args, argument, capsys)
 
 
 # --- the argument types ----------------------------------------------------------------

@@ -77,7 +77,13 @@ def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
     """Load a file written by :func:`atomic_save`; CheckpointError naming it otherwise."""
     path = Path(path)
     if not path.is_file():
-        problem = "is a folder, not a file" if path.is_dir() else "does not exist"
+        problem = (
+            "is a folder, not a file"
+            if path.is_dir()
+            else "is not a regular file"
+            if path.exists()
+            else "does not exist"
+        )
         raise CheckpointError(f"{what} file {path} {problem}")
     data = _torch_load(path, what)
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -112,17 +112,19 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     A last line that does not parse was cut by a crash mid-write and is
     dropped; a bad line anywhere else raises :class:`RunError` naming it.
     """
-    lines = [(n, line) for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    raw = path.read_bytes().splitlines()
+    lines = [(n, line) for n, line in enumerate(raw, 1) if line.strip()]
     records = []
     for k, (number, line) in enumerate(lines):
+        shown = line[:80].decode("utf-8", errors="replace")
         try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
+            record = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             if k == len(lines) - 1:
                 break
-            raise RunError(f"{path}: line {number} is not a JSON record: {line[:80]!r}") from None
+            raise RunError(f"{path}: line {number} is not a JSON record: {shown!r}") from None
         if not isinstance(record, dict):
-            raise RunError(f"{path}: line {number} is not a JSON object: {line[:80]!r}")
+            raise RunError(f"{path}: line {number} is not a JSON object: {shown!r}")
         records.append(record)
     return records
 
