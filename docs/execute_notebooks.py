@@ -6,9 +6,10 @@
 The notebooks are kept executed: GitHub, JupyterLab and the documentation site
 (``nb_execution_mode = "off"`` in docs/conf.py) then show their pictures and real
 numbers without running anything, and the site builds in seconds.  Full mode takes
-about 40 minutes on two busy cores (notebook 02 trains ``configs/quick.yaml``), far
-beyond a docs build; tiny mode (``YINSH_NOTEBOOK_SMOKE=1``, what the tests run)
-would publish numbers that mean nothing.  Rerun this after a change that alters
+about 6 minutes (notebook 01) and 25 (notebook 02, which trains ``configs/quick.yaml``)
+on two quiet cores, over an hour for 02 on a loaded machine: far beyond a docs
+build; tiny mode (``YINSH_NOTEBOOK_SMOKE=1``, what the tests run) would publish
+numbers that mean nothing.  Rerun this after a change that alters
 what a notebook shows.
 
 Each notebook runs in a fresh temporary folder, as a copied notebook would, with
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def execute(path: Path, timeout: int = 3600) -> None:
+def execute(path: Path, timeout: int = 4 * 3600) -> None:
     """Execute ``path`` top to bottom in a temporary folder and write it back with outputs."""
     notebook = nbformat.read(path, as_version=4)
     # The kernel inherits this environment: full settings, this checkout's code.
