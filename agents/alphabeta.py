@@ -27,6 +27,7 @@ from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
 
 from .base import Agent
 from .heuristics import WIN_SCORE, evaluate
+from .search.cancel import StopHook, stop_hook
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
@@ -53,7 +54,8 @@ class AlphaBetaAgent(Agent):
     matters; ``time``: seconds per decision, 0 for no limit (iterative
     deepening stops at the last depth completed in time, and never before
     depth 1); ``tt_size``: transposition-table entries kept before it is
-    cleared.
+    cleared.  The hook of :func:`agents.search.cancel.stop_when` stops it like
+    the clock does.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class AlphaBetaAgent(Agent):
         self._history: dict[int, int] = {}
         self._deadline = 0.0
         self._node_limit = 0  # 0: no limit (act_with_budget sets one)
+        self._stop: StopHook | None = None
         #: Nodes visited by the last search, and the depth it completed.
         self.nodes = 0
         self.completed_depth = 0
@@ -113,6 +116,7 @@ class AlphaBetaAgent(Agent):
             self._tt.clear()
         max_depth = self.place_depth if state.phase == PLACE else self.depth
         self._deadline = time.perf_counter() + self.time_budget if self.time_budget else 0.0
+        self._stop = stop_hook()
         self.nodes = 0
         self.completed_depth = 0
 
@@ -177,6 +181,8 @@ class AlphaBetaAgent(Agent):
             if self._deadline and time.perf_counter() > self._deadline:
                 raise _OutOfTime
             if self._node_limit and self.nodes > self._node_limit:
+                raise _OutOfTime
+            if self._stop is not None and self._stop():
                 raise _OutOfTime
         me = state.to_act
         quiet = state.phase <= MOVE  # PLACE or MOVE: no removal pending

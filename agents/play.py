@@ -7,6 +7,7 @@
     yinsh-play mcts:sims=200 random --record game.yinsh --svg final.svg --quiet
     yinsh-play --human white --opponent alphabeta       # you play White in the terminal
     yinsh-play --web --opponent mcts:sims=400           # the web app (agents.web)
+    yinsh-play --web --allow "net:path=runs/quick,sims=64"   # also offer this spec
 
 The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
@@ -37,7 +38,7 @@ from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
 from .match import check_variant, play_match
-from .spec import AgentSpecError, available_agents, make_agent
+from .spec import AgentSpecError, available_agents, check_spec, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
 BLACK_SEED_XOR = 0x5EED
@@ -106,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, default=8000, help="web: port (default 8000; 0 = any free)"
     )
     people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
+    people.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=(
+            "web: a spec clients may also choose, as written (repeatable; besides the "
+            "opponent and the built-in agents with bounded budgets)"
+        ),
+    )
     return parser
 
 
@@ -166,6 +177,8 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     opponent = args.opponent or DEFAULT_OPPONENT
     try:
         make_agent(opponent).close()  # a bad spec fails here, not in the page
+        for spec in args.allow:
+            check_spec(spec)
     except AgentSpecError as exc:
         parser.error(str(exc))
     if not 0 <= args.port <= 65535:
@@ -174,7 +187,7 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     white = "human" if human in ("white", "both") else opponent
     black = "human" if human in ("black", "both") else opponent
     analyst = opponent if opponent.startswith(("net", "pretrained")) else "mcts:sims=200"
-    config = AppConfig(white=white, black=black, analyst=analyst)
+    config = AppConfig(white=white, black=black, analyst=analyst, allow=tuple(args.allow))
     try:
         return serve(args.host, args.port, config, open_browser=not args.no_open)
     except ValueError as exc:

@@ -154,16 +154,27 @@ def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "seed" or key not in params:
-            allowed = [k for k in params if k not in ("self", "seed")]
             raise AgentSpecError(
                 f"agent spec {spec!r}: unknown parameter {key!r} for {name!r}"
-                f" (parameters: {', '.join(allowed) or 'none'})"
+                f" (parameters: {', '.join(_keys(factory)) or 'none'})"
             )
         default = params[key].default
         kwargs[key] = _convert(
             value, default if default is not inspect.Parameter.empty else "", key, spec
         )
     return name, factory, kwargs
+
+
+def _keys(factory: Factory) -> list[str]:
+    return [k for k in inspect.signature(factory).parameters if k not in ("self", "seed")]
+
+
+def agent_parameters(name: str) -> list[str]:
+    """The spec keys of the agent registered as ``name`` (AgentSpecError if unknown).
+
+    Imports the agent's module but builds nothing.
+    """
+    return _keys(_resolve(name, name))
 
 
 def check_spec(spec: str) -> None:

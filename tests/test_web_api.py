@@ -103,7 +103,8 @@ class Client:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[YinshServer]:
-    srv = YinshServer("127.0.0.1", 0, AppConfig(think_timeout=1.0)).start()
+    config = AppConfig(think_timeout=1.0, allow=("test-crash", "test-slow"))
+    srv = YinshServer("127.0.0.1", 0, config).start()
     yield srv
     srv.stop()
 
@@ -121,7 +122,9 @@ def test_the_page_and_its_assets_are_served_from_the_package(client: Client) -> 
         assert status == 200 and marker in text
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
     info = client.ok("GET", "/api/info")
-    assert {"human", "random", "alphabeta", "mcts", "net"} <= set(info["agents"])
+    offered = {"human", "random", "greedy", "alphabeta", "mcts", "pretrained", "test-slow"}
+    assert offered <= set(info["agents"]) and not {"engine", "net", "sb3"} & set(info["agents"])
+    assert info["limits"]["sims"] >= 1000 and 0 < info["limits"]["seconds"] <= 10
     geometry = info["geometry"]
     assert len(geometry["points"]) == 85 and len(geometry["labels"]) == 22
     assert 'class="grid"' in geometry["static_svg"]
@@ -294,7 +297,13 @@ def test_analysis_of_a_past_position_by_any_agent(client: Client) -> None:
     assert analysis["value"] is None and analysis["best"] != ""
 
 
-def test_analysis_by_a_network_gives_priors_and_value(client: Client, tiny_run_dir: Path) -> None:
+def test_analysis_by_a_network_gives_priors_and_value(
+    server: YinshServer, client: Client, tiny_run_dir: Path
+) -> None:
+    spec = f"net:path={tiny_run_dir}"
+    status, data = client.request("POST", "/api/games", {"white": spec})
+    assert status == 403 and "not offered" in data["error"]  # until the operator allows it
+    server.policy.allow(spec)
     game = client.new(text=TWO_ROWS)
     for sims, with_visits in ((0, False), (8, True)):
         spec = f"net:path={tiny_run_dir},sims={sims}"

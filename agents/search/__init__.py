@@ -8,10 +8,12 @@
   that many searches batch their leaves (:func:`run_searches`);
 * :mod:`~agents.search.rollout`: the heuristic-scored rollout evaluator; the
   network evaluator lives in :mod:`train.inference`;
-* :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found.
+* :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found;
+* :mod:`~agents.search.cancel`: :func:`stop_when`, cooperative cancellation.
 """
 
 from .analysis import ActionStats, Analysis, analysis_of
+from .cancel import StopHook, stop_hook, stop_when
 from .core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
 from .rollout import RolloutEvaluator
 from .rules import PUCT, UCT, Gumbel, RootPlan, Rules, considered_visits, dirichlet_prior
@@ -32,6 +34,7 @@ __all__ = [
     "RootPlan",
     "Rules",
     "Search",
+    "StopHook",
     "advance",
     "analysis_of",
     "backup",
@@ -39,4 +42,6 @@ __all__ = [
     "dirichlet_prior",
     "network_leaf",
     "run_searches",
+    "stop_hook",
+    "stop_when",
 ]
