@@ -48,6 +48,6 @@ def clip(value: object) -> str:
     return text if len(text) <= ECHO_LIMIT else text[: ECHO_LIMIT - 3] + "..."
 
 
-def short(message: str) -> str:
-    """``message`` cut to :data:`MESSAGE_LIMIT` characters."""
-    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 3] + "..."
+def short(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` cut to ``limit`` characters."""
+    return message if len(message) <= limit else message[: limit - 3] + "..."

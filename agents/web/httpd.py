@@ -20,7 +20,9 @@ other machines needs:
   at most :data:`MAX_INT_DIGITS` digits and finite numbers only;
 * every answer, for every method and every failure (a malformed request line,
   headers too long, an unknown method, a bug), is JSON ``{"error": ...}``
-  with a short message (:mod:`agents.web.errors`), except the page's own files.
+  with a short message (:mod:`agents.web.errors`), except the page's own files
+  and record downloads; a refusal is always 4xx (an unknown method 405, an
+  unsupported HTTP version 400), and 503 only when the server is full.
 """
 
 from __future__ import annotations
@@ -53,13 +55,16 @@ MAX_BODY = 1 << 20
 #: Deepest JSON nesting accepted (the API's bodies are flat objects).
 MAX_DEPTH = 8
 #: Longest JSON integer accepted, in digits.
-MAX_INT_DIGITS = 18
+MAX_INT_DIGITS = 20
 
 
 class BoundedHTTPServer(HTTPServer):
     """An :class:`HTTPServer` whose connections run on a bounded pool, each under a deadline."""
 
     request_queue_size = LISTEN_BACKLOG
+    #: Seconds one read may wait, and a whole request may take (tests shorten them).
+    socket_timeout = SOCKET_TIMEOUT
+    request_deadline = REQUEST_DEADLINE
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         self._pool = ThreadPoolExecutor(REQUEST_WORKERS, thread_name_prefix="yinsh-http")
@@ -101,7 +106,7 @@ class BoundedHTTPServer(HTTPServer):
         """Start the :data:`REQUEST_DEADLINE` of the next request on ``connection``."""
         with self._lock:
             if connection in self._open:
-                self._deadlines[connection] = time.monotonic() + REQUEST_DEADLINE
+                self._deadlines[connection] = time.monotonic() + self.request_deadline
 
     def crowded(self) -> bool:
         """Whether connections are waiting for a thread (then keep-alive is dropped)."""
@@ -149,13 +154,14 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "yinsh-web"
     sys_version = ""
-    timeout = SOCKET_TIMEOUT
-    #: Methods routed (others get 501 from the standard library, in JSON).
-    METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT")
 
     def route(self, method: str) -> None:
         """Answer the request (``method`` is ``GET`` for ``HEAD``); raise SessionError to refuse."""
         raise NotImplementedError
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.socket_timeout)
 
     def handle_one_request(self) -> None:
         self.server.watch(self.connection)
@@ -175,8 +181,13 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug answers 500 and leaves the server up
             self.send_json_error(500, f"internal error: {type(exc).__name__}: {exc}")
 
-    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
-    do_OPTIONS = do_TRACE = do_CONNECT = _dispatch
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other method (``TRACE``, ``BREW``, ``get``) is routed too, to be refused."""
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
     # --- answers ---------------------------------------------------------------------
 
@@ -208,10 +219,12 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The standard library's errors (bad request line, long headers, ...) as JSON."""
+        if code == 505:  # a refusal of the client's request: 4xx, like every other
+            code, message = 400, f"unsupported HTTP version {clip(self.request_version)}"
         short_text, _ = self.responses.get(code, ("error", ""))
         text = message or short_text
-        if code == 501:
-            text = f"method {clip(self.command)} not implemented"
+        if self.request_version == "HTTP/0.9":  # an unparsed request line: answer with headers
+            self.request_version = "HTTP/1.0"
         with contextlib.suppress(OSError):
             self.send_json_error(code, text)
 

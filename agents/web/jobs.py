@@ -69,17 +69,30 @@ class Workers:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
         self.max_workers = max_workers
         self._pool = ThreadPoolExecutor(max_workers, thread_name_prefix="yinsh-think")
+        self._lock = threading.Lock()
+        self._running = 0
+
+    @property
+    def running(self) -> int:
+        """Jobs running now (a cancelled search still counts until it has stopped)."""
+        with self._lock:
+            return self._running
 
     def run(self, job: Job, work: Callable[..., None], *args: Any) -> None:
         """Run ``work(job, *args)`` on the pool, inside the job's stop hook."""
         job.future = self._pool.submit(self._call, job, work, args)
 
-    @staticmethod
-    def _call(job: Job, work: Callable[..., None], args: tuple[Any, ...]) -> None:
+    def _call(self, job: Job, work: Callable[..., None], args: tuple[Any, ...]) -> None:
         if job.cancelled.is_set():
             return
-        with stop_when(job.should_stop):
-            work(job, *args)
+        with self._lock:
+            self._running += 1
+        try:
+            with stop_when(job.should_stop):
+                work(job, *args)
+        finally:
+            with self._lock:
+                self._running -= 1
 
     def close(self) -> None:
         """Drop the jobs not started; running ones finish (cancel them first)."""

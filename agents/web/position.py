@@ -27,7 +27,7 @@ from yinsh_env.actions import action_kind
 from yinsh_env.geometry import MOVE_PAIRS, POINT_NAMES, SEGMENTS
 from yinsh_env.render import describe
 
-from .errors import SessionError
+from .errors import ECHO_LIMIT, SessionError, short
 
 SIDES = ("white", "black")
 
@@ -54,7 +54,8 @@ def parse_game_text(text: str) -> tuple[State, list[int], GameRecord | None]:
         start = State(rings_to_win=record.rings_to_win)
         actions = [str_to_action(a) for a in record.actions]
     except (ValueError, RecursionError) as exc:  # the parsers' YinshError, or Python's own
-        raise SessionError(f"cannot load it: {exc}") from None
+        # The parsers quote the text they stumbled on: keep that quote to a bounded slice.
+        raise SessionError(f"cannot load it: {short(str(exc), ECHO_LIMIT + 20)}") from None
     return start, actions, record
 
 
