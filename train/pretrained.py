@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from agents.params import Backend, Device, OptionalSims, Threads, checked
+
 from .agent import NetAgent
 from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
 
@@ -48,13 +50,14 @@ def weights_path() -> Path:
 class PretrainedAgent(NetAgent):
     """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = DEFAULT_SIMS,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
+        sims: OptionalSims = DEFAULT_SIMS,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
     ) -> None:
         path = str(weights_path())
         super().__init__(seed, path, sims, device, threads, backend)
