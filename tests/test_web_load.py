@@ -5,7 +5,7 @@ parallel, games evicting each other while their agents think), then the
 server's threads are counted: the agents' pool and the connections' pool
 never exceed their sizes, no timer thread is ever started, and once the
 server stops every thread it started is gone.  Cancellation is checked with
-the operator's unbounded search (``mcts:sims=100000000``, no ceiling): only a
+the operator's unbounded search (``mcts:sims=10000000``, no ceiling): only a
 cancel can stop it, so a job still running after its game is gone fails the
 test.  Waits poll under generous bounds; no duration is asserted.
 """
@@ -25,7 +25,7 @@ from agents.web.httpd import REQUEST_WORKERS
 from agents.web.jobs import THINK_WORKERS
 
 #: The operator's unbounded search: only cancelling it stops it.
-ENDLESS = "mcts:sims=100000000"
+ENDLESS = "mcts:sims=10000000"
 
 
 def start_server(**options: Any) -> YinshServer:

@@ -162,7 +162,8 @@ def test_the_pages_own_choices_stay_allowed(client: Client, server: YinshServer)
 @pytest.mark.parametrize(
     "spec, status, words",
     [
-        ("mcts:sims=100000000", 403, "sims"),
+        ("mcts:sims=100000000", 400, "sims"),  # past what any spec may ask
+        ("mcts:sims=1000000", 403, "sims"),  # a valid spec, past what the web allows
         (f"mcts:sims={MAX_SIMS + 1}", 403, "sims"),
         ("mcts:time=nan", 400, "time"),
         ("mcts:time=inf", 400, "time"),
@@ -170,10 +171,11 @@ def test_the_pages_own_choices_stay_allowed(client: Client, server: YinshServer)
         ("mcts:time=1e9", 400, "time"),
         (f"mcts:time={MAX_SECONDS + 1:g}", 403, "time"),
         ("mcts:sims=\u0661\u0660\u0660", 400, "sims"),  # Arabic-Indic digits: int() takes them
-        ("mcts:sims=1_000", 400, "sims"),
+        ("mcts:sims=1,sims=2", 400, "sims"),
         ("mcts:c=inf", 400, "c"),
         ("greedy:noise=nan", 400, "noise"),
-        ("alphabeta:depth=99", 403, "depth"),
+        ("alphabeta:depth=99", 400, "depth"),
+        ("alphabeta:depth=9", 403, "depth"),
         ("alphabeta:tt_size=100000000", 403, "tt_size"),
         ("pretrained:sims=100000", 403, "sims"),
         ("pretrained:threads=64", 403, "threads"),
@@ -200,6 +202,7 @@ def test_specs_are_stored_in_canonical_form(client: Client) -> None:
         ("  greedy ", "greedy"),
         ("", "human"),
         ("alphabeta:time=0.50", "alphabeta:time=0.5"),
+        ("mcts:sims=+1_000", "mcts:sims=1000"),
     ):
         game = client.new(white="human", black=spec)
         assert game["players"]["black"] == canonical
@@ -211,7 +214,7 @@ def test_the_operators_specs_are_allowed_as_written_plus_a_bounded_budget() -> N
     admitted = policy.admit("mcts:sims=100000")
     assert admitted.ceiling is None and admitted.build == "mcts:sims=100000"
     extended = policy.admit("mcts:sims=100000,time=2")
-    assert extended.ceiling == MAX_SECONDS and extended.build == "mcts:sims=100000,time=2"
+    assert extended.ceiling == MAX_SECONDS and extended.build == "mcts:sims=100000,time=2.0"
     with pytest.raises(SessionError) as refused:
         policy.admit("mcts:sims=100000,time=60")
     assert refused.value.status == 403

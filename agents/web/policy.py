@@ -7,7 +7,8 @@ web app never builds a client's spec as given.  :meth:`AgentPolicy.admit`
 lets through only
 
 * **the built-in agents of** :data:`OFFERED`, with only the keys listed there,
-  each a plain decimal number within its bounds.  Searches get at most
+  each within the web's bounds (on top of the checks every spec gets where it
+  is parsed, :mod:`agents.params`).  Searches get at most
   :data:`MAX_SIMS` simulations, and every decision at most
   :data:`MAX_SECONDS` seconds: a search still running then is told to stop and
   plays the best move it has (:mod:`agents.search.cancel`).  ``alphabeta`` is
@@ -24,18 +25,24 @@ malformed value with 400; an agent that is not offered (``engine``, ``net``,
 ``sb3``, ...), a key not open to clients (``path``, ``cmd``, ``log``,
 ``threads``, ...) or a value past its ceiling with 403.  What is built is the
 canonical text :meth:`AgentPolicy.admit` writes (name, then each key with the
-number it parsed), never the client's own text, so no quoting or repeated key
-can smuggle another value through.
+number it parsed), never the client's own text, so no quoting trick can
+smuggle another value through.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from ..spec import AgentSpecError, agent_parameters, check_spec, parse_spec, registered_agents
+from ..spec import (
+    AgentSpecError,
+    agent_parameters,
+    check_spec,
+    parse_spec,
+    registered_agents,
+    spec_params,
+)
 from .errors import Refused, SessionError, clip
 
 #: Simulations per decision a client may ask of a search (``mcts``, ``pretrained``).
@@ -45,58 +52,42 @@ MAX_SECONDS = 5.0
 #: Characters of a client's spec at most (the operator's longest path fits).
 MAX_SPEC_LENGTH = 1000
 
-_INT = re.compile(r"[0-9]{1,9}")
-_NUMBER = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
-
 
 @dataclass(frozen=True)
 class Bound:
-    """A numeric key a client may set: its type and inclusive range."""
+    """The range the web allows a numeric key (inclusive), within the agent's own."""
 
-    kind: type[int] | type[float]
     low: float
     high: float
 
-    def canonical(self, name: str, key: str, text: str) -> str:
-        """The value as the web builds it; 400 if it is no number, 403 past the bounds."""
-        pattern = _INT if self.kind is int else _NUMBER
-        if not pattern.fullmatch(text):
-            kind = "whole number" if self.kind is int else "decimal number"
-            raise SessionError(f"{name}: {key}={clip(text)} is not a plain {kind}")
-        value = self.kind(text)
-        if not math.isfinite(value) or not self.low <= value <= self.high:
+    def check(self, name: str, key: str, value: Any) -> str:
+        """``value`` as the canonical spec writes it; 403 outside the bounds."""
+        if not self.low <= value <= self.high:
             raise Refused(
-                f"{name}: {key}={clip(text)} is outside what the web app allows "
-                f"({_g(self.low)}..{_g(self.high)})"
+                f"{name}: {key}={clip(value)} is outside what the web app allows "
+                f"({self.low:g}..{self.high:g})"
             )
-        return str(value) if self.kind is int else _g(value)
+        return repr(value)
 
 
 #: The built-in agents every client may choose, and the keys it may set on each.
 OFFERED: dict[str, dict[str, Bound]] = {
     "random": {},
-    "greedy": {"noise": Bound(float, 0, 1000)},
-    "alphabeta": {
-        "depth": Bound(int, 1, 8),
-        "place_depth": Bound(int, 1, 3),
-        "time": Bound(float, 0, MAX_SECONDS),
-    },
+    "greedy": {"noise": Bound(0, 1000)},
+    "alphabeta": {"depth": Bound(1, 8), "place_depth": Bound(1, 3), "time": Bound(0, MAX_SECONDS)},
     "mcts": {
-        "sims": Bound(int, 1, MAX_SIMS),
-        "time": Bound(float, 0, MAX_SECONDS),
-        "c": Bound(float, 0, 100),
-        "rollout_limit": Bound(int, 0, 1000),
-        "eval_weight": Bound(float, 0, 1),
+        "sims": Bound(1, MAX_SIMS),
+        "time": Bound(0, MAX_SECONDS),
+        "c": Bound(0, 100),
+        "rollout_limit": Bound(0, 1000),
+        "eval_weight": Bound(0, 1),
     },
-    "pretrained": {"sims": Bound(int, 0, MAX_SIMS)},
+    "pretrained": {"sims": Bound(0, MAX_SIMS)},
 }
 #: Settings the web app gives an offered agent whatever the client asks (they bound memory).
 FIXED: dict[str, dict[str, str]] = {"alphabeta": {"tt_size": "100000"}}
 #: Keys a client may add to a spec the server was started with.
-BUDGET: dict[str, Bound] = {
-    "sims": Bound(int, 0, MAX_SIMS),
-    "time": Bound(float, 0, MAX_SECONDS),
-}
+BUDGET: dict[str, Bound] = {"sims": Bound(0, MAX_SIMS), "time": Bound(0, MAX_SECONDS)}
 
 
 @dataclass(frozen=True)
@@ -139,7 +130,7 @@ class AgentPolicy:
         check_spec(spec)
         name, params = parse_spec(spec)
         try:
-            self._offer(name, params)
+            self._offer(name, params, spec)
         except SessionError:
             self._allowed = {**self._allowed, spec.strip(): (name, params)}
 
@@ -155,12 +146,12 @@ class AgentPolicy:
             )
         try:
             name, params = parse_spec(spec)
-        except AgentSpecError:
-            raise SessionError(f"malformed agent spec {clip(spec)}") from None
+        except AgentSpecError as exc:
+            raise SessionError(str(exc)) from None
         refusal: SessionError | None = None
         if name in OFFERED:
             try:
-                return self._offer(name, params)
+                return self._offer(name, params, spec)
             except SessionError as exc:
                 refusal = exc
         allowed = self._allowed
@@ -169,9 +160,10 @@ class AgentPolicy:
                 return Admitted(text, text, None)
         for text, (allowed_name, allowed_params) in allowed.items():
             if name == allowed_name and _extends(params, allowed_params):
-                extra = {key: params[key] for key in params if key not in allowed_params}
-                values = {key: BUDGET[key].canonical(name, key, v) for key, v in extra.items()}
-                built = text + ("," if ":" in text else ":") + _join(values)
+                values = _values(spec)
+                extra = [key for key in params if key not in allowed_params]
+                canonical = {key: BUDGET[key].check(name, key, values[key]) for key in extra}
+                built = text + ("," if ":" in text else ":") + _join(canonical)
                 return Admitted(built, _checked(built), MAX_SECONDS)
         if refusal is not None:
             raise refusal
@@ -181,29 +173,28 @@ class AgentPolicy:
         raise Refused(f"agent {clip(name)} is not offered to web clients (offered: {offered})")
 
     @staticmethod
-    def _offer(name: str, params: dict[str, str]) -> Admitted:
-        """A built-in agent of :data:`OFFERED` with keys within their bounds."""
+    def _offer(name: str, params: dict[str, str], spec: str) -> Admitted:
+        """``spec`` (parsed: ``name``, ``params``) as a built-in agent of :data:`OFFERED`."""
         keys = OFFERED.get(name)
         if keys is None:
             raise Refused(f"agent {clip(name)} is not one of the built-in agents offered")
         known = agent_parameters(name)
-        values = {}
-        for key, value in params.items():
-            bound = keys.get(key)
-            if bound is None and key not in known:
+        for key in params:
+            if key not in known:
                 raise SessionError(
                     f"{name}: unknown key {clip(key)} (keys: {', '.join(known) or 'none'})"
                 )
-            if bound is None:
+            if key not in keys:
                 open_keys = ", ".join(keys) or "none"
                 raise Refused(
                     f"{name}: key {clip(key)} is not open to web clients (open: {open_keys})"
                 )
-            values[key] = bound.canonical(name, key, value)
-        canonical = f"{name}:{_join(values)}" if values else name
-        fixed = {**FIXED.get(name, {}), **values}
+        values = _values(spec)  # parsed as above: the same keys
+        canonical = {key: keys[key].check(name, key, values[key]) for key in params}
+        text = f"{name}:{_join(canonical)}" if canonical else name
+        fixed = {**FIXED.get(name, {}), **canonical}
         built = f"{name}:{_join(fixed)}" if fixed else name
-        return Admitted(canonical, _checked(built), MAX_SECONDS)
+        return Admitted(text, _checked(built), MAX_SECONDS)
 
 
 def _extends(params: dict[str, str], base: dict[str, str]) -> bool:
@@ -212,6 +203,14 @@ def _extends(params: dict[str, str], base: dict[str, str]) -> bool:
         return False
     extra = set(params) - set(base)
     return bool(extra) and extra <= set(BUDGET)
+
+
+def _values(spec: str) -> dict[str, Any]:
+    """The converted, checked values of ``spec`` (:func:`~agents.spec.spec_params`; else 400)."""
+    try:
+        return spec_params(spec)[1]
+    except AgentSpecError as exc:
+        raise SessionError(str(exc)) from None
 
 
 def _checked(spec: str) -> str:
@@ -225,7 +224,3 @@ def _checked(spec: str) -> str:
 
 def _join(values: dict[str, str]) -> str:
     return ",".join(f"{key}={value}" for key, value in values.items())
-
-
-def _g(value: float) -> str:
-    return f"{value:g}"
