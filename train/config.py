@@ -260,6 +260,20 @@ class RayConfig:
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
+class InitConfig:
+    """Where a new run's network starts (:mod:`train.init_weights`); ignored on resume."""
+
+    #: ``null``: random initialisation; ``pretrained``: the shipped network; else
+    #: a checkpoint file (full or slim) or a run directory (its newest checkpoint),
+    #: whose network config must equal ``network``.
+    weights: str | None = None
+    #: CPU seconds of training behind those weights, where the run's CPU clock
+    #: (``time/cpu_s``) starts; ``null`` reads them from the file (its history,
+    #: or the ``train_cpu_s`` of a slim file's metadata).
+    cpu_s: NonNegativeNumber | None = None
+
+
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class Config:
     """A whole training run."""
 
@@ -284,6 +298,7 @@ class Config:
     #: Iteration checkpoints kept besides the evaluated and best ones.
     keep_checkpoints: PositiveInt = 3
     network: NetworkConfig = Field(default_factory=NetworkConfig)
+    init: InitConfig = Field(default_factory=InitConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     replay: ReplayConfig = Field(default_factory=ReplayConfig)
