@@ -16,6 +16,10 @@ Moves are ordered by the transposition-table move, then (at nodes two or more
 units from the horizon) by the static evaluation of the child, otherwise by the
 history heuristic.  The table is keyed on the Zobrist hash and kept between
 moves of a game; :meth:`AlphaBetaAgent.reset` clears it.
+
+A :func:`~agents.search.stopping.stop_when` condition (the engine protocol's
+``stop``) is polled with the clock and ends the search once depth 1 is
+complete, with the best move of the last completed depth.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
 from .base import Agent
 from .heuristics import WIN_SCORE, evaluate
 from .params import Seconds, checked
-from .search.cancel import StopHook, stop_hook
+from .search.stopping import current_stop
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
@@ -59,8 +63,7 @@ class AlphaBetaAgent(Agent):
     matters; ``time``: seconds per decision, 0 for no limit (iterative
     deepening stops at the last depth completed in time, and never before
     depth 1); ``tt_size``: transposition-table entries kept before it is
-    cleared.  The hook of :func:`agents.search.cancel.stop_when` stops it like
-    the clock does.
+    cleared.
     """
 
     @checked
@@ -81,7 +84,6 @@ class AlphaBetaAgent(Agent):
         self._history: dict[int, int] = {}
         self._deadline = 0.0
         self._node_limit = 0  # 0: no limit (act_with_budget sets one)
-        self._stop: StopHook | None = None
         #: Nodes visited by the last search, and the depth it completed.
         self.nodes = 0
         self.completed_depth = 0
@@ -118,7 +120,6 @@ class AlphaBetaAgent(Agent):
             self._tt.clear()
         max_depth = self.place_depth if state.phase == PLACE else self.depth
         self._deadline = time.perf_counter() + self.time_budget if self.time_budget else 0.0
-        self._stop = stop_hook()
         self.nodes = 0
         self.completed_depth = 0
 
@@ -184,7 +185,8 @@ class AlphaBetaAgent(Agent):
                 raise _OutOfTime
             if self._node_limit and self.nodes > self._node_limit:
                 raise _OutOfTime
-            if self._stop is not None and self._stop():
+            stop = current_stop()
+            if stop is not None and self.completed_depth and stop():
                 raise _OutOfTime
         me = state.to_act
         quiet = state.phase <= MOVE  # PLACE or MOVE: no removal pending

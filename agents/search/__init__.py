@@ -9,14 +9,15 @@
 * :mod:`~agents.search.rollout`: the heuristic-scored rollout evaluator; the
   network evaluator lives in :mod:`train.inference`;
 * :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found;
-* :mod:`~agents.search.cancel`: :func:`stop_when`, cooperative cancellation.
+* :mod:`~agents.search.stopping`: :func:`stop_when`, cancelling a running
+  search from another thread (it returns its best so far).
 """
 
 from .analysis import ActionStats, Analysis, analysis_of
-from .cancel import StopHook, stop_hook, stop_when
 from .core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
 from .rollout import RolloutEvaluator
 from .rules import PUCT, UCT, Gumbel, RootPlan, Rules, considered_visits, dirichlet_prior
+from .stopping import StopCondition, current_stop, stop_when
 from .tree import UNPROVEN, Leaf, Node, advance, backup
 
 __all__ = [
@@ -34,14 +35,14 @@ __all__ = [
     "RootPlan",
     "Rules",
     "Search",
-    "StopHook",
+    "StopCondition",
     "advance",
     "analysis_of",
     "backup",
     "considered_visits",
+    "current_stop",
     "dirichlet_prior",
     "network_leaf",
     "run_searches",
-    "stop_hook",
     "stop_when",
 ]

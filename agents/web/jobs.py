@@ -5,7 +5,7 @@ run by :class:`Workers`, a pool of at most ``max_workers`` threads (more jobs
 wait their turn).  A job carries an event: :meth:`Job.cancel` sets it (the
 game moved on, a new analysis replaced it, the game was closed) and removes
 the job if it has not started.  While it runs, the agent's searches ask
-:meth:`Job.should_stop` between simulations (:mod:`agents.search.cancel`),
+:meth:`Job.should_stop` between simulations (:mod:`agents.search.stopping`),
 which also turns True once the job's ``ceiling`` seconds have passed, so a
 search ends with its best move so far rather than running on; no thread is
 ever killed, and no timer thread is started per decision.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import Agent
-from ..search.cancel import stop_when
+from ..search.stopping import stop_when
 
 #: Threads the agents of one server think on at most.
 THINK_WORKERS = 8

@@ -11,7 +11,7 @@ lets through only
   is parsed, :mod:`agents.params`).  Searches get at most
   :data:`MAX_SIMS` simulations, and every decision at most
   :data:`MAX_SECONDS` seconds: a search still running then is told to stop and
-  plays the best move it has (:mod:`agents.search.cancel`).  ``alphabeta`` is
+  plays the best move it has (:mod:`agents.search.stopping`).  ``alphabeta`` is
   built with a transposition table of :data:`FIXED` size whatever the client
   says (its memory is the server's);
 * **the specs the server was started with** (``yinsh-play --web --opponent
