@@ -14,6 +14,7 @@ from typing import Any
 
 from yinsh_env import State
 
+from ..protocol import MAX_SEED
 from .errors import SessionError, clip
 from .jobs import THINK_WORKERS, Workers
 from .policy import AgentPolicy
@@ -22,8 +23,6 @@ from .session import HUMAN, GameSession
 
 #: Games one server keeps at most.
 MAX_GAMES = 64
-#: Seeds a client may give: what every agent's generator takes.
-MAX_SEED = 2**63 - 1
 
 
 class SessionStore:
