@@ -523,3 +523,35 @@ def test_any_path_text_is_accepted_or_refused_cleanly_and_leaves_nothing(text: s
             assert os.listdir(folder) == []
         finally:
             os.chdir(cwd)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [b"\xff\xfe\x00\x01", b"{not json", b"[1, 2]", b'{"files": {"a": 1}}', b"[" * 100_000],
+    ids=["binary", "not-json", "a-list", "bad-files", "deep"],
+)
+def test_run_archive_refuses_an_unusable_manifest_in_one_line(
+    manifest: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.run_archive import main as archive_main
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "archive.json").write_bytes(manifest)
+    assert archive_main(["restore", str(archive), str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "archive.json" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_archive_names_the_argument_at_fault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.run_archive import main as archive_main
+
+    (tmp_path / "file").write_text("x")
+    _refused(
+        archive_main, ["save", str(tmp_path / "missing"), str(tmp_path / "a")], "run_dir", capsys
+    )
+    _refused(archive_main, ["save", str(tmp_path), str(tmp_path / "file")], "archive", capsys)
+    _refused(archive_main, ["restore", str(tmp_path), str(tmp_path / "file")], "run_dir", capsys)
