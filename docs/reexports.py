@@ -5,9 +5,9 @@ the class where it is defined (``yinsh_env.state.State``).  When Sphinx finds no
 target, this extension looks the name up by import from the reference's own
 module and class and retries with the defining module's name; then, for a bare
 name such as :class:`AgentSpecError` used in a module that does not import it,
-it takes the one documented object of the project with that name.  A name that
-matches nothing, or several objects, stays a broken reference (an error under
-``-n -W``).
+it takes the one documented object of the project with that name; a name that
+imports to an object of another library is shown unlinked.  A name that matches
+nothing, or several objects, stays a broken reference (an error under ``-n -W``).
 """
 
 from __future__ import annotations
@@ -114,6 +114,24 @@ def type_aliases(packages: list[str]) -> dict[str, str]:
     return {attr: name for attr, name in aliases.items() if attr not in clashes}
 
 
+#: The packages this site documents; other objects are shown unlinked.
+PROJECT = ("yinsh_env", "agents", "train")
+
+
+def _external(node: Any) -> bool:
+    """Whether the reference names, from its module, an object defined outside the
+    project (``HTTPServer`` imported from :mod:`http.server`): shown as plain text,
+    as a nitpick-ignored external name would be."""
+    module, cls = node.get("py:module"), node.get("py:class")
+    target = node["reftarget"].lstrip("~.")
+    for prefix in filter(None, [f"{module}.{cls}" if module and cls else None, module]):
+        obj = _lookup(f"{prefix}.{target}")
+        name = _canonical(obj) if obj is not None else None
+        if name is not None:
+            return name.split(".")[0] not in PROJECT
+    return False
+
+
 def missing_reference(
     app: Sphinx, env: BuildEnvironment, node: Any, contnode: nodes.Element
 ) -> nodes.Element | None:
@@ -134,7 +152,7 @@ def missing_reference(
             env, node["refdoc"], app.builder, name, retry, contnode
         ):
             return element
-    return None
+    return contnode if _external(node) else None
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -33,10 +33,10 @@ PAGES = {
     "api/index.html": "API reference",
     "api/_generated/yinsh_env.state.html": "yinsh_env.state.State.apply",
     "api/_generated/train.config.html": "PositiveInt",
-    "guide/install.html": "python3 -m pytest -n 2",
+    "guide/install.html": "installs a CPU build of PyTorch",
     "guide/protocol.html": "yinsh-engine",
     "guide/pretrained.html": "long_curve.png",
-    "tutorials.html": "jupyter lab notebooks/",
+    "tutorials.html": "How they are rendered here",
     "notebooks/01_quickstart.html": "MaskablePPO",
     "notebooks/02_train_and_evaluate.html": "pretrained",
 }
