@@ -87,6 +87,12 @@ def test_the_window_drops_old_games_and_sampling_is_reproducible() -> None:
     restored.load_state_dict(buffer.state_dict())
     c = restored.sample(64, np.random.default_rng(7))
     assert np.array_equal(a.planes, c.planes) and np.array_equal(a.value, c.value)
+    # A window saved before games kept their search values still loads.
+    state = buffer.state_dict()
+    for game in state["games"]:
+        del game["search_values"]
+    restored.load_state_dict(state)
+    assert not restored.sample(8, np.random.default_rng(7)).search_value_mask.any()
 
 
 def test_sampling_an_empty_buffer_is_an_error() -> None:

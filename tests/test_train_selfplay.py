@@ -79,6 +79,10 @@ def test_recorded_positions_and_targets() -> None:
         assert game.policy_actions[lo:hi].tolist() == replay.legal_actions()
         assert game.policy_probs[lo:hi].sum() == pytest.approx(1.0, abs=1e-5)
         assert game.players[i] == replay.to_act
+        # The search's value where a search ran; none for a forced move.
+        searched = game.search_values[i]
+        assert np.isnan(searched) == (hi - lo == 1)
+        assert np.isnan(searched) or -1.0 <= searched <= 1.0
         replay.apply(action)
     assert game.returns.tolist() == list(replay.returns())
 

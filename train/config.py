@@ -206,6 +206,9 @@ class OptimConfig:
     weight_decay: NonNegativeNumber = 1e-4
     grad_clip: NonNegativeNumber = 5.0
     value_weight: NonNegativeNumber = 1.0
+    #: Value target ``(1 - w) * result + w * search value`` (the root value of the
+    #: position's full search; forced moves keep the result); 0: the result alone.
+    search_value_weight: Fraction = 0.0
     #: Auxiliary target: final rings-removed margin (0 disables).
     margin_weight: NonNegativeNumber = 0.25
     #: Auxiliary target: who owns each point's marker at the end (0 disables).

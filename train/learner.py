@@ -4,7 +4,10 @@ Loss per sample (all targets from the player to act's view):
 
 * policy: cross-entropy between the search's policy target and the network's
   policy over the legal actions (illegal ones are masked out);
-* value: squared error against the game's result, times ``value_weight``;
+* value: squared error against the game's result, times ``value_weight``; with
+  ``search_value_weight`` w > 0 the target is ``(1 - w) * result + w * q``, q the
+  search's root value of the position (where a search ran; forced moves keep the
+  result): less noise than the result alone, the bias of the search's own value;
 * margin (auxiliary): squared error against the final rings-removed margin,
   for games played to the end, times ``margin_weight``;
 * ownership (auxiliary): squared error against the final owner of each
@@ -37,6 +40,14 @@ def lr_factor(step: int, config: OptimConfig, total_steps: int) -> float:
     progress = min(1.0, (step - config.warmup_steps) / span)
     floor = config.final_lr_fraction
     return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def value_targets(batch: Batch, search_weight: float) -> np.ndarray:
+    """The value target of each sample: the result, mixed with the search's value where known."""
+    if search_weight == 0.0:
+        return batch.value
+    weight = search_weight * batch.search_value_mask
+    return (batch.value + weight * (batch.search_value - batch.value)).astype(np.float32)
 
 
 class Learner:
@@ -87,7 +98,8 @@ class Learner:
         logp = torch.log_softmax(out.policy.float(), dim=1)
         logp = torch.where(legal, logp, torch.zeros_like(logp))
         policy_loss = -(target * logp).sum(1).mean()
-        value_loss = F.mse_loss(out.value.float(), self._tensor(batch.value))
+        value_target = self._tensor(value_targets(batch, config.search_value_weight))
+        value_loss = F.mse_loss(out.value.float(), value_target)
         margin_mask = self._tensor(batch.margin_mask)
         margin_error = (out.margin.float() - self._tensor(batch.margin)) ** 2
         margin_loss = (margin_error * margin_mask).sum() / margin_mask.sum().clamp(min=1.0)
@@ -107,7 +119,7 @@ class Learner:
             target_entropy = -(target * target_logt).sum(1).mean()
             # What predicting the batch's mean result would score: the value
             # loss to beat (it grows as self-play games get more decisive).
-            value_baseline = self._tensor(batch.value).var(unbiased=False)
+            value_baseline = value_target.var(unbiased=False)
         return {
             "total": total,
             "policy": policy_loss,
