@@ -87,6 +87,19 @@ def test_recorded_positions_and_targets() -> None:
     assert game.returns.tolist() == list(replay.returns())
 
 
+def test_forced_playouts_give_pruned_targets_that_are_distributions() -> None:
+    """PUCT self-play with KataGo's forced playouts: each (pruned) target sums to one
+    (pruning itself: tests/test_search.py); the games differ from those without."""
+    search = SearchConfig(algorithm="puct", simulations=24, forced_playouts=2.0)
+    selfplay = dataclasses.replace(SELFPLAY, full_search_prob=1.0)
+    game = play_games(hashed, [5], search, selfplay).games[0]
+    plain = play_games(hashed, [5], dataclasses.replace(search, forced_playouts=0.0), selfplay)
+    for g in (game, plain.games[0]):
+        sums = np.add.reduceat(g.policy_probs, g.policy_offsets[:-1])
+        assert np.allclose(sums, 1.0, atol=1e-5) and (g.policy_probs >= 0).all()
+    assert not np.array_equal(game.policy_probs, plain.games[0].policy_probs)
+
+
 @pytest.mark.parametrize("rings_to_win", [3, 1])
 def test_recorded_inputs_masks_and_result_are_the_envs(rings_to_win: int) -> None:
     """Replayed through a fresh ``env()``: every recorded input and mask byte for byte."""

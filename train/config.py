@@ -122,6 +122,10 @@ class SearchConfig:
     fpu_reduction: Number = 0.2
     dirichlet_alpha: NonNegativeNumber = 0.25
     dirichlet_fraction: Fraction = 0.25
+    #: KataGo's forced playouts with policy-target pruning, k (2 in KataGo; 0
+    #: disables): PUCT only; Gumbel's sequential halving and improved-policy
+    #: target already do their job (:class:`agents.search.rules.PUCT`).
+    forced_playouts: NonNegativeNumber = 0.0
     #: Actions sampled at the root by Gumbel-top-k (Gumbel only).
     gumbel_considered: PositiveInt = 16
     #: sigma(q) = (c_visit + max visits) * c_scale * q01, as in Gumbel MuZero
