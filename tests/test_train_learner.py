@@ -8,7 +8,7 @@ import torch
 from helpers import game_of
 from helpers import random_positions as positions
 
-from train.config import NetworkConfig, OptimConfig
+from train.config import Config, NetworkConfig, OptimConfig
 from train.learner import Learner, lr_factor, value_targets
 from train.network import PolicyValueNet, policy_gather
 from train.replay import make_batch
@@ -122,3 +122,27 @@ def test_value_targets_mix_the_search_value_with_the_result_where_a_search_ran()
     game.search_values = None
     old = make_batch([(game, i) for i in range(6)], np.zeros(6, np.int64))
     assert np.array_equal(value_targets(old, 1.0), old.value)
+
+
+def test_the_opponent_policy_head_learns_the_opponents_next_action() -> None:
+    states = positions(16, seed=5)
+    game = game_of(states)
+    game.opponent_actions = np.array([s.legal_actions()[0] for s in states], dtype=np.int16)
+    game.opponent_actions[::4] = -1  # the game ended before the opponent moved again
+    batch = make_batch([(game, i) for i in range(16)], np.zeros(16, np.int64))
+    torch.manual_seed(0)
+    net = PolicyValueNet(NetworkConfig(blocks=1, channels=8, value_hidden=8, opponent_policy=True))
+    config = OptimConfig(
+        lr=3e-3, warmup_steps=0, lr_schedule="constant", opponent_policy_weight=1.0
+    )
+    learner = Learner(net, config, 100, torch.device("cpu"))
+    first = learner.train_step(batch)
+    for _ in range(30):
+        last = learner.train_step(batch)
+    assert last["loss/opponent_policy"] < 0.7 * first["loss/opponent_policy"]
+    # Without the head there is no such loss, and the config refuses a weight for it.
+    assert "loss/opponent_policy" not in Learner(
+        tiny_net(), config, 1, torch.device("cpu")
+    ).train_step(batch)
+    with pytest.raises(ValueError, match=r"network\.opponent_policy"):
+        Config(optim=OptimConfig(opponent_policy_weight=0.5))

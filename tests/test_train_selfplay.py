@@ -73,6 +73,7 @@ def test_recorded_positions_and_targets() -> None:
     assert len(game) == stats.plies
     planes = unpack_planes(game.bits, game.plane_values)
     replay = State()
+    movers: list[int] = []
     for i, action in enumerate(stats.actions):
         assert decode(planes[i]) == replay
         lo, hi = game.policy_offsets[i], game.policy_offsets[i + 1]
@@ -83,8 +84,14 @@ def test_recorded_positions_and_targets() -> None:
         searched = game.search_values[i]
         assert np.isnan(searched) == (hi - lo == 1)
         assert np.isnan(searched) or -1.0 <= searched <= 1.0
+        movers.append(replay.to_act)
         replay.apply(action)
     assert game.returns.tolist() == list(replay.returns())
+    # The opponent's next action after each position (-1 once the game is over).
+    for i, me in enumerate(movers):
+        later = [a for a, p in zip(stats.actions[i:], movers[i:]) if p != me]
+        assert game.opponent_actions[i] == (later[0] if later else -1)
+    assert game.opponent_actions[-1] == -1 and (game.opponent_actions >= 0).sum() > len(game) // 2
 
 
 def test_forced_playouts_give_pruned_targets_that_are_distributions() -> None:

@@ -105,6 +105,9 @@ class NetworkConfig:
     channels: PositiveInt = 64
     #: Hidden units of the value (and auxiliary margin) head.
     value_hidden: PositiveInt = 64
+    #: An auxiliary head predicting the opponent's next action (KataGo), trained
+    #: with ``optim.opponent_policy_weight``; unused in play.
+    opponent_policy: Bool = False
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
@@ -217,6 +220,9 @@ class OptimConfig:
     margin_weight: NonNegativeNumber = 0.25
     #: Auxiliary target: who owns each point's marker at the end (0 disables).
     ownership_weight: NonNegativeNumber = 0.0
+    #: Auxiliary target: the opponent's next action, cross-entropy (0 disables;
+    #: needs ``network.opponent_policy``).
+    opponent_policy_weight: NonNegativeNumber = 0.0
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
@@ -312,6 +318,12 @@ class Config:
     optim: OptimConfig = Field(default_factory=OptimConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     ray: RayConfig = Field(default_factory=RayConfig)
+
+    def __post_init__(self) -> None:
+        if self.optim.opponent_policy_weight > 0 and not self.network.opponent_policy:
+            raise ValueError(
+                "optim.opponent_policy_weight needs network.opponent_policy: true (the head)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (lists for tuples), as written to ``config.yaml`` and checkpoints."""

@@ -11,7 +11,9 @@ Loss per sample (all targets from the player to act's view):
 * margin (auxiliary): squared error against the final rings-removed margin,
   for games played to the end, times ``margin_weight``;
 * ownership (auxiliary): squared error against the final owner of each
-  point's marker, averaged over the 85 points, times ``ownership_weight``.
+  point's marker, averaged over the 85 points, times ``ownership_weight``;
+* opponent policy (auxiliary, ``network.opponent_policy``): cross-entropy of the
+  opponent's next action, where the game went on, times ``opponent_policy_weight``.
 """
 
 from __future__ import annotations
@@ -112,6 +114,15 @@ class Learner:
             + config.margin_weight * margin_loss
             + config.ownership_weight * ownership_loss
         )
+        extra: dict[str, Tensor] = {}
+        if out.opponent_policy is not None:
+            opponent = self._tensor(batch.opponent_action)
+            known = opponent >= 0
+            errors = F.cross_entropy(
+                out.opponent_policy.float(), opponent.clamp(min=0), reduction="none"
+            )
+            extra["opponent_policy"] = (errors * known).sum() / known.sum().clamp(min=1)
+            total = total + config.opponent_policy_weight * extra["opponent_policy"]
         with torch.no_grad():
             probs = logp.exp()
             entropy = -(probs * logp).sum(1).mean()
@@ -129,6 +140,7 @@ class Learner:
             "policy_entropy": entropy,
             "policy_kl": policy_loss - target_entropy,
             "value_baseline": value_baseline,
+            **extra,
         }
 
     def train_step(self, batch: Batch) -> dict[str, float]:

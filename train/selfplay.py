@@ -128,6 +128,10 @@ class SelfPlayGame:
         self.would_resign: int | None = None
         #: (observation, player to act, legal actions, policy target, searched value).
         self.samples: list[tuple[np.ndarray, int, np.ndarray, np.ndarray, float]] = []
+        #: Every decision of the game as (player, action), and the decision each
+        #: sample was recorded at (for the opponent's-next-action target).
+        self.moves: list[tuple[int, int]] = []
+        self.sample_plies: list[int] = []
         self.full_searches = self.fast_searches = self.simulations = 0
 
     @property
@@ -194,6 +198,7 @@ class SelfPlayGame:
         if not np.array_equal(legal, actions):
             raise RuntimeError("the search's legal actions differ from the env's action mask")
         self.samples.append((observation["observation"], self.state.to_act, legal, policy, value))
+        self.sample_plies.append(len(self.moves))
 
     def _check_resign(self, value: float) -> bool:
         threshold = self.config.resign_threshold
@@ -216,6 +221,7 @@ class SelfPlayGame:
         search, self.search = self.search, None
         root = search.root if search is not None else self.tree
         self.tree = advance(root, action) if self.search_config.reuse_tree else None
+        self.moves.append((self.state.to_act, action))
         self.env.step(action)
         self.state = self._base.copy_state()
 
@@ -272,7 +278,21 @@ class SelfPlayGame:
             finished=self.resigned is None,
             final_markers=np.stack([bitboard_plane(m) for m in state.markers]).astype(np.int8),
             search_values=np.array([s[4] for s in self.samples], dtype=np.float32),
+            opponent_actions=self._opponent_actions(),
         )
+
+    def _opponent_actions(self) -> np.ndarray:
+        """Per sample: the next action the other player took (-1: none, the game ended)."""
+        upcoming = [-1, -1]  # each player's next action, walking the game backwards
+        after: list[tuple[int, int]] = [(-1, -1)] * (len(self.moves) + 1)
+        for ply in range(len(self.moves) - 1, -1, -1):
+            player, action = self.moves[ply]
+            upcoming[player] = action
+            after[ply] = (upcoming[0], upcoming[1])
+        opponents = [
+            after[ply][1 - sample[1]] for ply, sample in zip(self.sample_plies, self.samples)
+        ]
+        return np.array(opponents, dtype=np.int16)
 
 
 def play_games(
