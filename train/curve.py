@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.cli_args import any_path, image_file, input_dir, input_file, output_file
+
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
 from .evaluate import checkpoint_name, ladder_ratings
 from .trainer import METRICS_NAME
@@ -213,18 +215,23 @@ def plot_curve(
     plt.close(fig)
 
 
+def _source(text: str) -> Path:
+    """An argparse type: a run directory (or archive), or a readable curve JSON file."""
+    return input_dir(text) if any_path(text).is_dir() else input_file(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
     parser.add_argument(
         "sources",
-        type=Path,
+        type=_source,
         nargs="+",
         metavar="run_dir",
         help="a run directory, a run archive or a curve JSON file; several: the stretches "
         "of one training in order (each drawn as its own fit)",
     )
-    parser.add_argument("--out", type=Path, help="also draw the curve to this image file")
-    parser.add_argument("--json", type=Path, help="also write the (last) curve as JSON")
+    parser.add_argument("--out", type=image_file, help="also draw the curve to this image file")
+    parser.add_argument("--json", type=output_file(), help="also write the (last) curve as JSON")
     parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
@@ -240,7 +247,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{label}:\n")
         print(format_curve(curve))
     if args.json is not None:
-        args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))
+        try:
+            args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))
+        except OSError as exc:
+            print(f"train.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
+            return 1
     return 0
 
 

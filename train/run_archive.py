@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agents.cli_args import any_path, input_dir
+
 from .checkpoint import (
     CHECKPOINT_DIR,
     CheckpointError,
@@ -143,16 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.run_archive", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sv = sub.add_parser("save", help="save a run directory's state into an archive directory")
-    sv.add_argument("run_dir", type=Path)
-    sv.add_argument("archive", type=Path)
+    sv.add_argument("run_dir", type=input_dir)
+    sv.add_argument("archive", type=any_path)
     sv.add_argument(
         "--evaluated",
         action="store_true",
         help="save the newest evaluated checkpoint rather than the newest (fewer files)",
     )
     rs = sub.add_parser("restore", help="make a run directory from an archive")
-    rs.add_argument("archive", type=Path)
-    rs.add_argument("run_dir", type=Path)
+    rs.add_argument("archive", type=input_dir)
+    rs.add_argument("run_dir", type=any_path)
     args = parser.parse_args(argv)
     try:
         if args.command == "save":
