@@ -176,7 +176,7 @@ def test_restore_refuses_a_damaged_archive_and_a_used_run_dir(
     with pytest.raises(CheckpointError, match="sha256"):
         restore(archive, tmp_path / "b")
     assert not list_checkpoints(tmp_path / "b")
-    assert archive_main(["restore", str(tmp_path / "b"), str(tmp_path / "c")]) == 2
+    assert archive_main(["restore", str(tmp_path), str(tmp_path / "c")]) == 2
     assert "not a run archive" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         archive_main(["restore", str(tmp_path / "nothing"), str(tmp_path / "c")])
