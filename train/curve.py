@@ -16,7 +16,7 @@ Usage::
 
     python -m train.curve runs/long                 # the table, and where each anchor is crossed
     python -m train.curve runs/long --out curve.png # the plot too (needs matplotlib)
-    python -m train.curve run_archives/long/curve.json run_archives/long2 --out all.png
+    python -m train.curve train/run_archives/long/curve.json train/run_archives/long2 --out all.png
                                                     # a training in stretches, one after another
 """
 
