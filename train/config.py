@@ -81,16 +81,28 @@ def _ray_address(value: object) -> object:
 
 # Field types: integers and booleans are strict (no 2.0, no "yes"); numbers are
 # finite (no nan, no inf).
+#: An integer (no 2.0, no "3").
 Int = Annotated[int, Field(strict=True)]
+#: An integer above 0.
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+#: An integer, 0 or more.
 NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+#: ``true`` or ``false`` (no "yes", no 1).
 Bool = Annotated[bool, Field(strict=True)]
+#: A finite number (YAML's ``1e-3`` too; no booleans).
 Number = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False)]
+#: A finite number above 0.
 PositiveNumber = Annotated[Number, Field(gt=0)]
+#: A finite number, 0 or more.
 NonNegativeNumber = Annotated[Number, Field(ge=0)]
+#: A number from 0 to 1.
 Fraction = Annotated[Number, Field(ge=0, le=1)]
+#: An agent spec string, checked by :func:`agents.spec.parse_spec`.
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
+#: A torch device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
 Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
+#: Where Ray runs: null (Ray's default), ``local``, ``auto``, ``ray://host:port`` or
+#: ``host:port``.
 RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
 
 #: Every section is a pydantic dataclass that refuses unknown keys.
