@@ -16,7 +16,7 @@ No replay window (tens of MB): a run resumed from an archive restarts it empty
 (:mod:`train.trainer` says so in its log and metrics) and learns again once
 the window holds ``replay.min_positions``.  Usage::
 
-    python -m train.run_archive save /work/runs/long2 train/run_archives/long2   # then git add + commit
+    python -m train.run_archive save runs/long2 train/run_archives/long2   # then commit it
     python -m train.run_archive restore train/run_archives/long2 runs/long2      # on any machine
     yinsh-train --run-dir runs/long2 --resume                              # continue it
 """
