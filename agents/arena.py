@@ -4,12 +4,14 @@
 (two specs: one match; more: a round robin).  Games start from a seeded set of
 openings (``opening_plies`` random ring placements, alternating colours), the
 same set for every pairing, and each opening is played twice with the colours
-swapped, so colour and opening advantages cancel.  Games run in worker
-processes, each of which builds its own agents from the specs; every agent is
-first built once in the calling process so that a bad spec (unknown agent,
-missing checkpoint, a variant the agent was not made for) fails before any
-game starts.  Each game is one :func:`agents.match.play_match`: the PettingZoo
-``agent_iter()`` loop over :func:`yinsh_env.env` that any env user runs.
+swapped (a game pair), so colour and opening advantages cancel
+(:mod:`agents.evaluation.games`).  Games run in this process, in worker
+processes or on Ray actors (:mod:`agents.evaluation.runners`), each of which
+builds its own agents from the specs; every agent is first built once in the
+calling process so that a bad spec (unknown agent, missing checkpoint, a
+variant the agent was not made for) fails before any game starts.  Each game
+is one :func:`agents.match.play_match`: the PettingZoo ``agent_iter()`` loop
+over :func:`yinsh_env.env` that any env user runs.
 
 An agent that raises :class:`~agents.base.AgentFailure`, returns an illegal
 action, raises any other error, or (with ``move_time_limit``) overruns its
@@ -17,77 +19,65 @@ time, forfeits the game: the opponent is scored the win and the record says
 why (termination ``forfeit`` or ``timeout``, tag ``reason``).  The arena never
 stops for a misbehaving agent.
 
+With ``sprt`` (two agents), the match is a sequential test
+(:mod:`agents.evaluation.sprt`): it stops as soon as the pairs played so far
+decide, ``games`` being the most it plays.  Pairs are counted in the order of
+their openings, whatever order workers finish them in, so the decision (and
+the games it counts) is the same on every runner.
+
 Results: per pairing wins/draws/losses and the score with a 95% Wilson
-interval; Elo ratings for all agents from a Bradley-Terry fit
-(:mod:`agents.elo`), the first agent anchored at 0; time per decision per
-agent; every game as a :class:`~yinsh_env.records.GameRecord` saved under
-``records_dir`` when given.
+interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.elo`) on the
+fixed scale (:mod:`agents.evaluation.scale`) when any of its anchors takes
+part (they keep their frozen ratings), otherwise relative to the first agent;
+time per decision per agent; every game as a
+:class:`~yinsh_env.records.GameRecord` saved under ``records_dir`` when given.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import pickle
-from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from yinsh_env.records import save_record
 
-from yinsh_env import Result, State, Termination, action_to_str
-from yinsh_env.records import GameRecord, save_record
-
-from . import spec as spec_module
 from .base import Agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
-from .match import check_variant, play_match
+from .evaluation.games import (
+    DEFAULT_OPENING_PLIES,
+    GameResult,
+    GameTask,
+    game_record,
+    make_openings,
+    make_tasks,
+    play_game,
+)
+from .evaluation.runners import make_runner
+from .evaluation.scale import Scale, agent_identity, default_scale
+from .evaluation.sprt import Sprt, SprtSettings
+from .match import check_variant
 from .spec import make_agent
-from .worker_pool import guarded_pool, kill_workers
 
-#: Random ring placements at the start of every arena game (two per player).
-DEFAULT_OPENING_PLIES = 4
-
-
-@dataclass(frozen=True)
-class GameTask:
-    """One game to play: which agents (indices into the spec list), opening, seed."""
-
-    index: int
-    pairing: int
-    white: int
-    black: int
-    opening: tuple[int, ...]
-    seed: int
-
-
-@dataclass
-class GameResult:
-    """How one game went: result, why it ended, its actions and the time spent.
-
-    ``result`` is ``'W'``, ``'B'`` or ``'draw'``; ``termination`` is a rules
-    ending (``rings``, ``pool``, ``passes``) or ``forfeit`` / ``timeout``, when
-    ``forfeiter`` (an agent index) lost by misbehaving, with ``reason``.
-    ``think`` holds (seconds, decisions) for White and Black.
-    """
-
-    task: GameTask
-    result: str
-    termination: str
-    actions: list[int]
-    think: tuple[tuple[float, int], tuple[float, int]]
-    reason: str = ""
-    forfeiter: int | None = None
-
-    def score_of(self, agent: int) -> float:
-        """Points (1, 1/2, 0) that agent index ``agent`` made in this game."""
-        if self.result == "draw":
-            return 0.5
-        winner = self.task.white if self.result == "W" else self.task.black
-        return 1.0 if winner == agent else 0.0
-
+__all__ = [
+    "DEFAULT_OPENING_PLIES",
+    "AgentTime",
+    "ArenaResult",
+    "GameResult",
+    "GameTask",
+    "PairingResult",
+    "game_record",
+    "make_openings",
+    "make_tasks",
+    "play_game",
+    "plot_elo",
+    "run_arena",
+    "save_json",
+    "summarise",
+    "validate_specs",
+]
 
 @dataclass
 class PairingResult:
@@ -151,7 +141,13 @@ class AgentTime:
 
 @dataclass
 class ArenaResult:
-    """Everything an arena run measured; :meth:`to_json` for other tools."""
+    """Everything an arena run measured; :meth:`to_json` for other tools.
+
+    ``scale`` names the scale the Elo ratings are on (``anchors``: the agents
+    that kept their frozen ratings), or is None when no anchor took part and
+    the ratings are relative to the first agent.  ``sprt`` is the sequential
+    test, when the match was one.
+    """
 
     agents: list[str]
     pairings: list[PairingResult]
@@ -159,13 +155,31 @@ class ArenaResult:
     times: list[AgentTime]
     games: list[GameResult] = field(repr=False)
     settings: dict[str, Any] = field(default_factory=dict)
+    scale: str | None = None
+    anchors: dict[str, float] = field(default_factory=dict)
+    sprt: Sprt | None = None
+
+    def scale_line(self) -> str:
+        """Which scale the ratings are on, in words."""
+        if self.scale is not None:
+            fixed = ", ".join(f"{a} {e:.0f}" for a, e in self.anchors.items())
+            return f"Elo on the {self.scale} scale (random = 0; anchors fixed: {fixed}); 95% CI"
+        return (
+            f"Elo relative to this pool ({self.agents[0]} = 0), not on the fixed scale: "
+            "no anchor took part (python -m agents.evaluation.scale lists them); 95% CI"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "agents": self.agents,
             "settings": self.settings,
             "pairings": [p.to_json() for p in self.pairings],
             "elo": [r.to_json() for r in self.elo],
+            "elo_scale": {
+                "name": self.scale,
+                "anchors": self.anchors,
+                "relative_to": None if self.scale is not None else self.agents[0],
+            },
             "time_per_move": [t.to_json() for t in self.times],
             "forfeits": [
                 {
@@ -178,6 +192,9 @@ class ArenaResult:
                 if g.forfeiter is not None
             ],
         }
+        if self.sprt is not None:
+            out["sprt"] = self.sprt.to_json()
+        return out
 
     def report(self) -> str:
         """The pairing table, the Elo list and the time per move, as text."""
@@ -191,14 +208,16 @@ class ArenaResult:
             lines.append(
                 f"{name:<{width}} {p.games:>5} {wdl:>11} {p.a_score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
             )
+        if self.sprt is not None:
+            lines += ["", self.sprt.status(), f"decision: {_decision_text(self.sprt, self.agents)}"]
         lines.append("")
-        anchor = self.agents[0]
-        lines.append(f"Elo (Bradley-Terry, {anchor} anchored at 0; 95% CI)")
+        lines.append(self.scale_line())
         width = max(len(a) for a in self.agents) + 2
         per_move = {t.agent: t.per_move for t in self.times}
         lines.append(f"{'agent':<{width}} {'elo':>7}  {'95% CI':<17} {'ms/move':>9}")
         for r in sorted(self.elo, key=lambda r: -r.elo):
-            ci = f"[{r.ci95[0]:.0f}, {r.ci95[1]:.0f}]"
+            fixed = r.agent in self.anchors or (self.scale is None and r.agent == self.agents[0])
+            ci = "anchor" if fixed else f"[{r.ci95[0]:.0f}, {r.ci95[1]:.0f}]"
             lines.append(
                 f"{r.agent:<{width}} {r.elo:>7.0f}  {ci:<17} {1000 * per_move[r.agent]:>9.2f}"
             )
@@ -212,164 +231,40 @@ class ArenaResult:
         return "\n".join(lines)
 
 
-# --- openings and tasks -----------------------------------------------------------
+def _decision_text(sprt: Sprt, agents: Sequence[str]) -> str:
+    s, (a, b) = sprt.settings, agents[:2]
+    if sprt.decision == "H1":
+        return f"H1 accepted: {a} is at least {s.elo1:g} Elo stronger than {b} (elo1)"
+    if sprt.decision == "H0":
+        return f"H0 accepted: {a} is not {s.elo1:g} Elo stronger than {b} (at most {s.elo0:g})"
+    return f"none: the games ran out before the LLR reached a bound ({sprt.pairs} pairs)"
 
 
-def make_openings(
-    count: int, plies: int, seed: int, rings_to_win: int = 3
-) -> list[tuple[int, ...]]:
-    """``count`` seeded openings of ``plies`` random ring placements each (distinct)."""
-    if not 0 <= plies <= 10:
-        raise ValueError(f"opening plies must be in 0..10 (ring placements), got {plies}")
-    rng = np.random.default_rng([seed, 0x0BE11])
-    openings: list[tuple[int, ...]] = []
-    seen: set[tuple[int, ...]] = set()
-    attempts = 0
-    while len(openings) < count:
-        state = State(rings_to_win=rings_to_win)
-        for _ in range(plies):
-            legal = state.legal_actions()
-            state.apply_unchecked(legal[int(rng.integers(len(legal)))])
-        opening = tuple(state.actions)
-        attempts += 1
-        if opening in seen and attempts < 10 * count:
-            continue  # only the empty opening repeats for long
-        seen.add(opening)
-        openings.append(opening)
-    return openings
+class PairMonitor:
+    """Feeds a :class:`Sprt` the game pairs of a two-agent match in opening order.
 
-
-def make_tasks(
-    n_agents: int, games: int, openings: Sequence[tuple[int, ...]], seed: int
-) -> list[GameTask]:
-    """Every pairing's games, interleaved across pairings; colours swap per opening."""
-    pairs = [(a, b) for a in range(n_agents) for b in range(a + 1, n_agents)]
-    tasks: list[GameTask] = []
-    for g in range(games):
-        for pairing, (a, b) in enumerate(pairs):
-            white, black = (a, b) if g % 2 == 0 else (b, a)
-            index = len(tasks)
-            game_seed = int(np.random.SeedSequence([seed, pairing, g]).generate_state(1)[0])
-            tasks.append(GameTask(index, pairing, white, black, openings[g // 2], game_seed))
-    return tasks
-
-
-# --- playing one game ---------------------------------------------------------------
-
-
-def play_game(
-    white: Agent,
-    black: Agent,
-    task: GameTask,
-    rings_to_win: int = 3,
-    move_time_limit: float | None = None,
-) -> GameResult:
-    """Play one game (agents reset with the task's seed) from its opening: one match loop."""
-    white.reset(seed=task.seed)
-    black.reset(seed=task.seed ^ 0x5EED)
-    match = play_match((white, black), rings_to_win, task.opening, move_time_limit)
-    indices = (task.white, task.black)
-    think = match.think
-    return GameResult(
-        task=task,
-        result=match.result,
-        termination=match.termination,
-        actions=match.state.actions,
-        think=((float(think[0][0]), int(think[0][1])), (float(think[1][0]), int(think[1][1]))),
-        reason=match.reason,
-        forfeiter=None if match.forfeiter is None else indices[match.forfeiter],
-    )
-
-
-def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) -> GameRecord:
-    """The :class:`GameRecord` of an arena game (the full action list, opening included)."""
-    task = result.task
-    tags = {
-        "event": "yinsh-eval",
-        "game": str(task.index),
-        "seed": str(task.seed),
-        "opening_plies": str(len(task.opening)),
-    }
-    if result.reason:
-        tags["reason"] = result.reason
-    return GameRecord(
-        rings_to_win=rings_to_win,
-        white=agents[task.white],
-        black=agents[task.black],
-        result=Result(result.result),
-        termination=Termination(result.termination),
-        actions=[action_to_str(a) for a in result.actions],
-        tags=tags,
-    )
-
-
-# --- worker processes ---------------------------------------------------------------
-
-_WORKER: dict[str, Any] = {}
-
-
-def _registry_snapshot() -> dict[str, Any]:
-    """Registry entries that can travel to a worker process (runtime registrations too)."""
-    snapshot = {}
-    for name, factory in spec_module.registered_agents().items():
-        try:
-            pickle.dumps(factory)
-        except Exception:
-            continue
-        snapshot[name] = factory
-    return snapshot
-
-
-def _init_worker(
-    specs: list[str], registry: dict[str, Any], rings_to_win: int, limit: float | None
-) -> None:
-    for name, factory in registry.items():
-        spec_module.register_agent(name, factory, replace=False)
-    # Build the agents lazily: a worker only needs the ones its games use.
-    _WORKER.update(specs=specs, agents={}, rings_to_win=rings_to_win, limit=limit)
-
-
-def _worker_agent(index: int) -> Agent:
-    agents: dict[int, Agent] = _WORKER["agents"]
-    if index not in agents:
-        agents[index] = make_agent(_WORKER["specs"][index], seed=index)
-    return agents[index]
-
-
-def _play_task(task: GameTask) -> GameResult:
-    return play_game(
-        _worker_agent(task.white),
-        _worker_agent(task.black),
-        task,
-        rings_to_win=_WORKER["rings_to_win"],
-        move_time_limit=_WORKER["limit"],
-    )
-
-
-def _run_parallel(
-    tasks: list[GameTask],
-    specs: list[str],
-    workers: int,
-    rings_to_win: int,
-    limit: float | None,
-) -> Generator[GameResult, None, None]:
-    """Results as games finish in ``workers`` processes that die with this one.
-
-    Interrupted (a signal, an error, the consumer closing the generator), the
-    workers are killed at once rather than left to finish their games.
+    Pair ``k`` is games ``2k`` and ``2k + 1`` (one opening, colours swapped);
+    a pair counts once both games are in and every earlier pair has counted,
+    so the test sees the same sequence whatever order the games finish in.
     """
-    pool = guarded_pool(workers, _init_worker, (specs, _registry_snapshot(), rings_to_win, limit))
-    try:
-        pending: set[Future[GameResult]] = {pool.submit(_play_task, t) for t in tasks}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
-    except BaseException:
-        kill_workers(pool)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+
+    def __init__(self, sprt: Sprt) -> None:
+        self.sprt = sprt
+        self.waiting: dict[int, GameResult] = {}
+        #: Games counted by the test so far: indices 0 .. counted - 1.
+        self.counted = 0
+
+    def add(self, result: GameResult) -> bool:
+        """Take a finished game; True once the test has decided."""
+        self.waiting[result.task.index] = result
+        while self.sprt.decision == "none":
+            first, second = self.counted, self.counted + 1
+            if first not in self.waiting or second not in self.waiting:
+                break
+            points = self.waiting[first].score_of(0) + self.waiting[second].score_of(0)
+            self.sprt.add_pair(points)
+            self.counted += 2
+        return self.sprt.decision != "none"
 
 
 # --- the arena ----------------------------------------------------------------------
@@ -379,17 +274,20 @@ def validate_specs(specs: Sequence[str], rings_to_win: int | None = None) -> lis
     """Build every agent once (raising :class:`AgentSpecError` for a bad spec).
 
     With ``rings_to_win``, an agent made for another variant raises
-    :class:`~agents.match.VariantMismatchError` (a ``ValueError``).
+    :class:`~agents.match.VariantMismatchError` (a ``ValueError``).  On an
+    error the agents already built are closed.
     """
-    built = [make_agent(spec, seed=i) for i, spec in enumerate(specs)]
-    if rings_to_win is not None:
-        try:
+    built: list[Agent] = []
+    try:
+        for i, spec in enumerate(specs):
+            built.append(make_agent(spec, seed=i))
+        if rings_to_win is not None:
             for agent in built:
                 check_variant(agent, rings_to_win)
-        except ValueError:
-            for agent in built:
-                agent.close()
-            raise
+    except BaseException:
+        for agent in built:
+            agent.close()
+        raise
     return built
 
 
@@ -405,19 +303,28 @@ def run_arena(
     rings_to_win: int = 3,
     move_time_limit: float | None = None,
     on_game: Callable[[GameResult], None] | None = None,
+    sprt: SprtSettings | None = None,
+    on_pair: Callable[[Sprt], None] | None = None,
+    scale: Scale | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> ArenaResult:
     """Play ``games`` games per pairing of ``specs`` and rate the agents.
 
     Two specs play a match, more a round robin.  ``workers`` > 1 plays games
-    in that many processes.  ``records_dir`` receives one ``.yinsh`` record per
-    game.  ``opening_plies`` random ring placements start every game (each
-    opening is played with both colour assignments); ``move_time_limit``
-    forfeits an agent that thinks longer than that many seconds on one
-    decision.  Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``)
-    for a bad spec, :class:`~agents.match.VariantMismatchError` for an agent
-    made for another variant, and ``ValueError`` for bad settings, before any
-    game.  Every game is one :func:`agents.match.play_match` loop over the
-    PettingZoo env.
+    in that many processes (``backend="ray"``: on that many Ray actors, at
+    ``address``).  ``records_dir`` receives one ``.yinsh`` record per game.
+    ``opening_plies`` random ring placements start every game (each opening
+    is played with both colour assignments); ``move_time_limit`` forfeits an
+    agent that thinks longer than that many seconds on one decision.
+    ``on_game(result)`` is called for every finished game.  With ``sprt``
+    (two specs only) the match stops when the test decides (``games`` is its
+    most), calling ``on_pair(test)`` after every pair.  Ratings are on
+    ``scale`` (default: the shipped one) when its anchors take part.
+
+    Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
+    spec, :class:`~agents.match.VariantMismatchError` for an agent made for
+    another variant, and ``ValueError`` for bad settings, before any game.
     """
     specs = [str(s).strip() for s in specs]
     if len(specs) < 2:
@@ -426,28 +333,27 @@ def run_arena(
         raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
     if move_time_limit is not None and not 0 < move_time_limit < math.inf:
         raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
+    if sprt is not None and len(specs) != 2:
+        raise ValueError(f"an SPRT compares two agents, got {len(specs)} specs")
+    if sprt is not None and games < 2:
+        raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
+    scale = scale if scale is not None else default_scale()
     names = _unique_names(specs)
     built = validate_specs(specs, rings_to_win)
+    identities = [agent_identity(agent) for agent in built]
     openings = make_openings(math.ceil(games / 2), opening_plies, seed, rings_to_win)
     tasks = make_tasks(len(specs), games, openings, seed)
     records_path = Path(records_dir) if records_dir is not None else None
     if records_path is not None:
         records_path.mkdir(parents=True, exist_ok=True)
-
-    if workers == 1:
-        results_iter: Generator[GameResult, None, None] = (
-            play_game(built[t.white], built[t.black], t, rings_to_win, move_time_limit)
-            for t in tasks
-        )
-    else:
-        for agent in built:
-            agent.close()
-        results_iter = _run_parallel(
-            tasks, specs, min(workers, len(tasks)), rings_to_win, move_time_limit
-        )
-
+    runner = make_runner(
+        specs, built, min(workers, len(tasks)), rings_to_win, move_time_limit, backend, address
+    )
+    test = Sprt(sprt) if sprt is not None else None
+    monitor = PairMonitor(test) if test is not None else None
     results: list[GameResult] = []
     bar = _progress_bar(len(tasks), progress)
+    results_iter: Iterator[GameResult] = runner.play(tasks)
     try:
         for result in results_iter:
             results.append(result)
@@ -458,13 +364,22 @@ def run_arena(
                 on_game(result)
             if bar is not None:
                 bar.update(1)
+            if monitor is not None and test is not None:
+                pairs = test.pairs
+                decided = monitor.add(result)
+                if test.pairs != pairs and on_pair is not None:
+                    on_pair(test)
+                if decided:
+                    break
     finally:
-        results_iter.close()  # an interrupted loop stops the worker processes at once
+        close = getattr(results_iter, "close", None)
+        if close is not None:
+            close()  # a stopped loop abandons the games still running, at once
+        runner.close()
         if bar is not None:
             bar.close()
-        if workers == 1:
-            for agent in built:
-                agent.close()
+    if monitor is not None and test is not None and test.decision != "none":
+        results = [r for r in results if r.task.index < monitor.counted]
     results.sort(key=lambda r: r.task.index)
     settings = {
         "games_per_pairing": games,
@@ -473,14 +388,25 @@ def run_arena(
         "opening_plies": opening_plies,
         "rings_to_win": rings_to_win,
         "move_time_limit": move_time_limit,
+        "backend": backend,
     }
-    return summarise(names, results, settings)
+    return summarise(names, results, settings, scale=scale, identities=identities, sprt=test)
 
 
 def summarise(
-    names: Sequence[str], results: Sequence[GameResult], settings: dict[str, Any] | None = None
+    names: Sequence[str],
+    results: Sequence[GameResult],
+    settings: dict[str, Any] | None = None,
+    *,
+    scale: Scale | None = None,
+    identities: Sequence[str] | None = None,
+    sprt: Sprt | None = None,
 ) -> ArenaResult:
-    """Tables, Elo and times from a list of game results."""
+    """Tables, Elo and times from a list of game results.
+
+    With ``scale`` and the agents' ``identities``, the anchors among them keep
+    their frozen ratings and the others are rated around them.
+    """
     n = len(names)
     pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
     pairings = [PairingResult(names[a], names[b]) for a, b in pairs]
@@ -508,8 +434,21 @@ def summarise(
         for (a, b), p in zip(pairs, pairings)
         if p.games
     ]
-    elo = elo_ratings(list(names), pair_results)
-    return ArenaResult(list(names), pairings, elo, times, list(results), settings or {})
+    fixed = scale.fixed(identities) if scale is not None and identities is not None else {}
+    played = {k for r in pair_results for k in (r.i, r.j)}
+    fixed = {k: e for k, e in fixed.items() if k in played}
+    elo = elo_ratings(list(names), pair_results, fixed=fixed or None)
+    return ArenaResult(
+        list(names),
+        pairings,
+        elo,
+        times,
+        list(results),
+        settings or {},
+        scale=scale.name if fixed and scale is not None else None,
+        anchors={names[k]: e for k, e in sorted(fixed.items())},
+        sprt=sprt,
+    )
 
 
 def _unique_names(specs: Sequence[str]) -> list[str]:
@@ -551,7 +490,8 @@ def plot_elo(result: ArenaResult, path: str | Path) -> bool:
     elo = [r.elo for r in ratings]
     errors = [[r.elo - r.ci95[0] for r in ratings], [r.ci95[1] - r.elo for r in ratings]]
     ax.barh([r.agent for r in ratings], elo, xerr=errors, capsize=4, color="#4a7ab0")
-    ax.set_xlabel(f"Elo ({result.agents[0]} = 0), 95% CI")
+    where = f"{result.scale} scale, random = 0" if result.scale else f"{result.agents[0]} = 0"
+    ax.set_xlabel(f"Elo ({where}), 95% CI")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -166,6 +166,40 @@ def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
     return name, factory, kwargs
 
 
+#: Parameters that change how an agent runs, not what it plays (left out of
+#: :func:`canonical_spec`): ``mcts`` on one thread or two is the same player.
+RUNTIME_PARAMS = frozenset({"device", "threads", "backend"})
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def canonical_spec(spec: str) -> str:
+    """``spec`` with every parameter written out (defaults too) in the factory's order.
+
+    Two specs naming the same player have the same canonical form:
+    ``alphabeta`` and ``alphabeta:depth=2`` both give
+    ``alphabeta:depth=2,place_depth=1,time=0.0,tt_size=500000``.  Parameters
+    in :data:`RUNTIME_PARAMS` are left out.  Raises :class:`AgentSpecError`
+    like :func:`check_spec`; builds nothing.
+    """
+    name, factory, kwargs = _bind(spec)
+    items = []
+    for key, param in inspect.signature(factory).parameters.items():
+        if key in ("self", "seed") or key in RUNTIME_PARAMS:
+            continue
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if key in kwargs:
+            items.append(f"{key}={_format_value(kwargs[key])}")
+        elif param.default is not inspect.Parameter.empty:
+            items.append(f"{key}={_format_value(param.default)}")
+    return f"{name}:{','.join(items)}" if items else name
+
+
 def check_spec(spec: str) -> None:
     """Raise :class:`AgentSpecError` unless ``spec`` names a known agent with known,
     well-typed parameters; builds nothing (no network loaded, no engine started)."""

@@ -13,6 +13,7 @@ threads, and idle threads spinning on a busy machine slow it down many times.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,7 @@ class NetAgent(Agent):
             model, resolve_device(device), backend_name(backend), threads=threads
         )
         self.np_rng = np.random.default_rng(seed)
+        self._identity: str | None = None
 
     @property
     def iteration(self) -> int | None:
@@ -71,6 +73,16 @@ class NetAgent(Agent):
         super().reset(seed)
         if seed is not None:
             self.np_rng = np.random.default_rng(seed)
+
+    def files(self) -> list[str]:
+        return [str(self.checkpoint)]
+
+    def identity(self) -> str:
+        """``net:sha256=<first 16 hex of the weights file>,sims=N``: any path, one player."""
+        if self._identity is None:
+            digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
+            self._identity = f"net:sha256={digest[:16]},sims={self.sims}"
+        return self._identity
 
     def act(self, state: State) -> int:
         return self._choose(state, self.sims)

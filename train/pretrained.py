@@ -32,21 +32,40 @@ import torch
 from .agent import NetAgent
 from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
 
-WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
 DEFAULT_SIMS = 256
 
 
-def weights_path() -> Path:
-    """The shipped weights; CheckpointError when the package was built without them."""
-    if not WEIGHTS.is_file():
-        raise CheckpointError(f"the package holds no pretrained network (missing {WEIGHTS})")
-    return WEIGHTS
+def shipped_weights() -> list[str]:
+    """Names of the networks shipped in the package (``pretrained``, ``anchor-v1``, ...)."""
+    return sorted(p.stem for p in WEIGHTS_DIR.glob("*.pt"))
+
+
+def weights_path(name: str = "pretrained") -> Path:
+    """A shipped network's file by name; CheckpointError when the package lacks it.
+
+    ``pretrained`` is the current shipped network (it may be replaced by a
+    better one); ``anchor-v1`` is a frozen copy, the network anchors of the
+    fixed rating scale (:mod:`agents.evaluation.scale`), never retrained.
+    """
+    path = WEIGHTS_DIR / f"{name}.pt"
+    if name not in shipped_weights():
+        known = ", ".join(shipped_weights()) or "none"
+        raise CheckpointError(
+            f"the package holds no network {name!r} (missing {path}; shipped: {known})"
+        )
+    return path
 
 
 class PretrainedAgent(NetAgent):
-    """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
+    """A shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`.
+
+    ``weights`` names the file (``pretrained``, or ``anchor-v1``: the frozen
+    network of the rating scale's anchors).
+    """
 
     def __init__(
         self,
@@ -55,8 +74,9 @@ class PretrainedAgent(NetAgent):
         device: str = "cpu",
         threads: int = 1,
         backend: str = "auto",
+        weights: str = "pretrained",
     ) -> None:
-        path = str(weights_path())
+        path = str(weights_path(weights))
         super().__init__(seed, path, sims, device, threads, backend)
 
 

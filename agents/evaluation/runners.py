@@ -1,0 +1,162 @@
+"""Where arena games are played: in this process, in worker processes, on Ray actors.
+
+A runner holds the match's agent specs and plays :class:`~agents.evaluation.
+games.GameTask` s, yielding each :class:`~agents.evaluation.games.GameResult`
+as its game finishes.  It lives for a whole evaluation, so that an adaptive
+one (``--rate`` picks its next opponents from the results so far) starts its
+workers once.  Workers build their agents from the spec strings (lazily: only
+those their games need), so nothing but text travels to them, and every game
+draws its randomness from its task's seed: the same tasks give the same games
+on every runner.
+
+Closing a :meth:`Runner.play` iterator before it is exhausted (an SPRT that
+has decided, Ctrl-C) abandons the games still running: worker processes are
+killed at once rather than left to finish them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any, Protocol
+
+from .. import spec as spec_module
+from ..base import Agent
+from ..spec import make_agent
+from ..worker_pool import guarded_pool, kill_workers
+from .games import GameResult, GameTask, play_game
+
+BACKENDS = ("local", "ray")
+
+
+class Runner(Protocol):
+    """Plays game tasks; see the module docstring."""
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        """Results in the order the games finish."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers and release the agents."""
+        ...
+
+
+class LocalRunner:
+    """Games one after another in this process, with agents built here."""
+
+    def __init__(
+        self, agents: Sequence[Agent], rings_to_win: int = 3, limit: float | None = None
+    ) -> None:
+        self.agents = list(agents)
+        self.rings_to_win = rings_to_win
+        self.limit = limit
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        for task in tasks:
+            yield play_game(
+                self.agents[task.white], self.agents[task.black], task, self.rings_to_win, self.limit
+            )
+
+    def close(self) -> None:
+        for agent in self.agents:
+            agent.close()
+
+
+# --- worker processes ---------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def registry_snapshot() -> dict[str, Any]:
+    """Registry entries that can travel to a worker process (runtime registrations too)."""
+    snapshot = {}
+    for name, factory in spec_module.registered_agents().items():
+        try:
+            pickle.dumps(factory)
+        except Exception:
+            continue
+        snapshot[name] = factory
+    return snapshot
+
+
+def init_worker(
+    specs: list[str], registry: dict[str, Any], rings_to_win: int, limit: float | None
+) -> None:
+    """Set up a worker (a process, a Ray actor) to build ``specs``' agents on demand."""
+    for name, factory in registry.items():
+        spec_module.register_agent(name, factory, replace=False)
+    # Build the agents lazily: a worker only needs the ones its games use.
+    _WORKER.update(specs=specs, agents={}, rings_to_win=rings_to_win, limit=limit)
+
+
+def _worker_agent(index: int) -> Agent:
+    agents: dict[int, Agent] = _WORKER["agents"]
+    if index not in agents:
+        agents[index] = make_agent(_WORKER["specs"][index], seed=index)
+    return agents[index]
+
+
+def play_task(task: GameTask) -> GameResult:
+    """Play one task in a worker set up by :func:`init_worker`."""
+    return play_game(
+        _worker_agent(task.white),
+        _worker_agent(task.black),
+        task,
+        rings_to_win=_WORKER["rings_to_win"],
+        move_time_limit=_WORKER["limit"],
+    )
+
+
+class PoolRunner:
+    """Games in ``workers`` processes that die with this one (:func:`guarded_pool`)."""
+
+    def __init__(
+        self, specs: Sequence[str], workers: int, rings_to_win: int = 3, limit: float | None = None
+    ) -> None:
+        self.workers = workers
+        self.pool = guarded_pool(
+            workers, init_worker, (list(specs), registry_snapshot(), rings_to_win, limit)
+        )
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        pending: set[Future[GameResult]] = {self.pool.submit(play_task, t) for t in tasks}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BaseException:
+            if pending:  # stopped early: the games still running are abandoned
+                kill_workers(self.pool)
+            raise
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_runner(
+    specs: Sequence[str],
+    built: Sequence[Agent],
+    workers: int,
+    rings_to_win: int = 3,
+    limit: float | None = None,
+    backend: str = "local",
+    address: str | None = None,
+) -> Runner:
+    """The runner for ``backend``: ``local`` plays in this process (``workers`` = 1,
+    using the agents ``built`` here) or in worker processes; ``ray`` on Ray actors.
+
+    ``built`` agents a runner does not use are closed.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if backend == "local" and workers == 1:
+        return LocalRunner(built, rings_to_win, limit)
+    for agent in built:
+        agent.close()
+    if backend == "ray":
+        from .ray_runner import RayRunner
+
+        return RayRunner(specs, workers, rings_to_win, limit, address)
+    return PoolRunner(specs, workers, rings_to_win, limit)
