@@ -55,6 +55,7 @@ from .evaluation.games import (
     make_tasks,
     play_game,
 )
+from .evaluation.rate import RatingResult
 from .evaluation.runners import make_runner
 from .evaluation.scale import Scale, agent_identity, default_scale
 from .evaluation.sprt import Sprt, SprtSettings
@@ -78,6 +79,7 @@ __all__ = [
     "summarise",
     "validate_specs",
 ]
+
 
 @dataclass
 class PairingResult:
@@ -338,6 +340,8 @@ def run_arena(
     if sprt is not None and games < 2:
         raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
     scale = scale if scale is not None else default_scale()
+    if scale.rings_to_win != rings_to_win:
+        scale = None  # the anchors' ratings hold for their own variant only
     names = _unique_names(specs)
     built = validate_specs(specs, rings_to_win)
     identities = [agent_identity(agent) for agent in built]
@@ -347,7 +351,13 @@ def run_arena(
     if records_path is not None:
         records_path.mkdir(parents=True, exist_ok=True)
     runner = make_runner(
-        specs, built, min(workers, len(tasks)), rings_to_win, move_time_limit, backend, address
+        specs,
+        dict(enumerate(built)),
+        min(workers, len(tasks)),
+        rings_to_win,
+        move_time_limit,
+        backend,
+        address,
     )
     test = Sprt(sprt) if sprt is not None else None
     monitor = PairMonitor(test) if test is not None else None
@@ -471,8 +481,8 @@ def _progress_bar(total: int, enabled: bool) -> Any:
     return tqdm(total=total, unit="game", desc="arena", dynamic_ncols=True)
 
 
-def save_json(result: ArenaResult, path: str | Path) -> None:
-    """Write :meth:`ArenaResult.to_json` to ``path``."""
+def save_json(result: ArenaResult | RatingResult, path: str | Path) -> None:
+    """Write the result's ``to_json()`` to ``path``."""
     Path(path).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
 
 

@@ -189,9 +189,7 @@ def elo_ratings(
 
     ``anchor``/``anchor_elo`` or ``fixed`` as in :func:`fit_bradley_terry`.
     """
-    elo, stderr = fit_bradley_terry(
-        len(agents), results, anchor, anchor_elo, prior, fixed=fixed
-    )
+    elo, stderr = fit_bradley_terry(len(agents), results, anchor, anchor_elo, prior, fixed=fixed)
     games = np.zeros(len(agents))
     for r in results:
         games[r.i] += r.games

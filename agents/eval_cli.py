@@ -1,9 +1,15 @@
-"""``yinsh-eval``: play a match or a round robin between agents and rate them.
+"""``yinsh-eval``: matches, round robins, sequential tests, and ratings on the fixed scale.
 
 Examples::
 
     yinsh-eval greedy random --games 100 --workers 2
     yinsh-eval random greedy alphabeta mcts --games 40 --json elo.json --records games/
+    yinsh-eval net:path=runs/b net:path=runs/a --sprt elo0=0,elo1=30 --workers 2
+    yinsh-eval --rate net:path=runs/b,sims=0 --workers 2
+
+Ratings are printed on the fixed scale (:mod:`agents.evaluation.scale`)
+whenever one of its anchors takes part, and the output says which scale a
+number is on.
 """
 
 from __future__ import annotations
@@ -11,27 +17,59 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
+from .evaluation.rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
+from .evaluation.scale import Scale, load_scale
+from .evaluation.sprt import Sprt, SprtSettings
 from .protocol import positive_seconds
 from .spec import available_agents
 from .worker_pool import exit_on_signals
+
+#: Most games of an SPRT match when ``--games`` is not given.
+DEFAULT_SPRT_GAMES = 1000
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="yinsh-eval",
         description=(
-            "Play N games per pairing between agents (two specs: a match, more: a round "
-            "robin), colours alternated over a seeded opening set, and print the score "
-            "table with 95% intervals, Elo ratings (first agent = 0) and time per move."
+            "Play games between agents (two specs: a match, more: a round robin), colours "
+            "alternated over a seeded opening set, and print the score table with 95% "
+            "intervals, Elo ratings and time per move.  --sprt makes a match a sequential "
+            "test; --rate SPEC places one agent on the fixed rating scale."
         ),
         epilog=f"agents: {', '.join(available_agents())}; spec form name:key=value,...",
     )
-    parser.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. mcts:sims=800")
-    parser.add_argument("--games", "-n", type=int, required=True, help="games per pairing")
+    parser.add_argument("specs", nargs="*", metavar="SPEC", help="agent specs, e.g. mcts:sims=800")
+    parser.add_argument(
+        "--games",
+        "-n",
+        type=int,
+        help=(
+            "games per pairing (the most, with --sprt: default "
+            f"{DEFAULT_SPRT_GAMES}; with --rate: default {DEFAULT_RATE_GAMES})"
+        ),
+    )
     parser.add_argument("--workers", "-w", type=int, default=1, help="worker processes")
     parser.add_argument("--seed", type=int, default=0, help="seed of openings and agents")
+    parser.add_argument(
+        "--sprt",
+        metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]",
+        help="stop the match when a sequential test on game pairs decides (logistic Elo)",
+    )
+    parser.add_argument("--rate", metavar="SPEC", help="rate one agent on the fixed scale")
+    parser.add_argument(
+        "--ci-width",
+        type=float,
+        default=DEFAULT_CI_WIDTH,
+        metavar="ELO",
+        help=f"--rate stops when the 95%% interval is narrower (default {DEFAULT_CI_WIDTH:g})",
+    )
+    parser.add_argument(
+        "--scale", metavar="FILE", help="a rating scale file (default: the shipped one)"
+    )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
     parser.add_argument("--records", metavar="DIR", help="save every game as a .yinsh record")
     parser.add_argument("--plot", metavar="PATH", help="Elo bar chart (needs matplotlib)")
@@ -54,24 +92,77 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Scale | None]:
+    """What the options ask for, checked before any game; ValueError naming the option."""
+    if args.rate is not None:
+        if args.specs:
+            raise ValueError("--rate rates one agent: give no other specs")
+        if args.sprt is not None:
+            raise ValueError("--rate and --sprt do not mix")
+        if args.plot or args.records:
+            raise ValueError("--plot and --records go with matches, not --rate")
+    elif len(args.specs) < 2:
+        raise ValueError("give at least two agent specs (or --rate SPEC)")
+    elif args.games is None and args.sprt is None:
+        raise ValueError("--games is needed (games per pairing)")
+    if args.games is not None and args.games < 1:
+        raise ValueError(f"--games must be >= 1, got {args.games}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    sprt = SprtSettings.parse(args.sprt) if args.sprt is not None else None
+    if sprt is not None and len(args.specs) != 2:
+        raise ValueError(f"--sprt compares two agents, got {len(args.specs)} specs")
+    scale = load_scale(args.scale) if args.scale is not None else None
+    return sprt, scale
+
+
+def _print_pair(test: Sprt) -> None:
+    if test.pairs <= 10 or test.pairs % 10 == 0 or test.decision != "none":
+        print(test.status(), flush=True)
+
+
+def _print_round(games: int, elo: float, ci95: tuple[float, float]) -> None:
+    print(f"after {games} games: Elo {elo:.0f} [{ci95[0]:.0f}, {ci95[1]:.0f}]", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if len(args.specs) < 2:
-        print("yinsh-eval: give at least two agent specs", file=sys.stderr)
+    try:
+        sprt, scale = _check_arguments(args)
+    except ValueError as exc:
+        print(f"yinsh-eval: {exc}", file=sys.stderr)
         return 2
     exit_on_signals()  # SIGTERM, SIGHUP: unwind like Ctrl-C, stopping the workers
+    result: Any
     try:
-        result = run_arena(
-            args.specs,
-            args.games,
-            workers=args.workers,
-            seed=args.seed,
-            records_dir=args.records,
-            progress=not args.no_progress,
-            opening_plies=args.opening_plies,
-            rings_to_win=args.rings_to_win,
-            move_time_limit=args.move_time_limit,
-        )
+        if args.rate is not None:
+            result = rate_agent(
+                args.rate,
+                scale,
+                ci_width=args.ci_width,
+                max_games=args.games or DEFAULT_RATE_GAMES,
+                workers=args.workers,
+                seed=args.seed,
+                opening_plies=args.opening_plies,
+                rings_to_win=args.rings_to_win,
+                move_time_limit=args.move_time_limit,
+                on_round=_print_round,
+            )
+        else:
+            result = run_arena(
+                args.specs,
+                args.games or DEFAULT_SPRT_GAMES,
+                workers=args.workers,
+                seed=args.seed,
+                records_dir=args.records,
+                progress=not args.no_progress and sprt is None,
+                opening_plies=args.opening_plies,
+                rings_to_win=args.rings_to_win,
+                move_time_limit=args.move_time_limit,
+                sprt=sprt,
+                on_pair=_print_pair,
+                scale=scale,
+            )
     except ValueError as exc:  # bad specs and settings, reported before any game
         print(f"yinsh-eval: {exc}", file=sys.stderr)
         return 2

@@ -1,21 +1,28 @@
-"""Strength against training time: one Elo fit over a whole run, against fixed anchors.
+"""Strength against training time: one Elo fit over a whole run, on the fixed scale.
 
 The in-run ``eval/elo`` of an iteration comes from the fit made at that
 iteration, so early values shift as later games arrive.  This module refits
 every pairing the run ever played (kept in the newest checkpoint's history)
-once, so every evaluated checkpoint and every baseline anchor (``random`` at
-0, ``greedy``, ``alphabeta``, ...) sits on one scale, and puts each
-checkpoint at the training time it took to reach it: the CPU seconds of
+once, with the baselines that are anchors of the fixed rating scale
+(:mod:`agents.evaluation.scale`: ``random`` at 0, ``greedy``,
+``alphabeta``, ...) held at their frozen ratings, so every evaluated
+checkpoint of every run sits on one axis, and puts each checkpoint at the
+training time it took to reach it: the CPU seconds of
 self-play and learning that the trainer records (``time/cpu_s`` in
 ``metrics.jsonl``; all processes: trainer, self-play workers or Ray actors),
 or for runs that predate it the wall-clock seconds of self-play and learning.
 Evaluation is excluded either way, so the curve does not depend on how often
 a run evaluates.
 
+Several runs draw on one axis (runs older than the scale are refitted onto it
+too: their histories hold every pairing).  A run whose baselines hold no
+anchor is rated with its first baseline at 0, and says so.
+
 Usage::
 
     python -m train.curve runs/long                 # the table, and where each anchor is crossed
     python -m train.curve runs/long --out curve.png # the plot too (needs matplotlib)
+    python -m train.curve runs/a runs/b --out both.png  # several runs, one axis
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation.scale import Scale, default_scale
+
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
-from .evaluate import checkpoint_name, ladder_ratings
+from .evaluate import checkpoint_name, ladder_ratings, ladder_scale
 from .trainer import METRICS_NAME
 
 
@@ -48,6 +57,16 @@ class StrengthCurve:
     anchors: dict[str, float]  # baseline name -> Elo on the same scale
     #: "cpu" (CPU hours recorded by the trainer) or "wall" (older runs).
     clock: str = "cpu"
+    #: The fixed scale the ratings are on, or None: relative to the first baseline.
+    scale: str | None = None
+    run: str = ""
+
+    def scale_label(self) -> str:
+        """``Elo (yinsh-v1 scale, random = 0)`` or ``Elo (relative: FIRST = 0)``."""
+        if self.scale is not None:
+            return f"Elo ({self.scale} scale, random = 0)"
+        first = next(iter(self.anchors), "first baseline")
+        return f"Elo (this run only: {first} = 0)"
 
     def crossing(self, anchor: str) -> CurvePoint | None:
         """The first checkpoint rated above ``anchor``, or None."""
@@ -59,6 +78,8 @@ class StrengthCurve:
             "points": [asdict(p) for p in self.points],
             "anchors": self.anchors,
             "clock": self.clock,
+            "scale": self.scale,
+            "run": self.run,
         }
 
 
@@ -93,8 +114,11 @@ def train_hours(run_dir: Path) -> tuple[dict[int, float], str]:
     return (cpu, "cpu") if cpu is not None and len(cpu) > 1 else (wall, "wall")
 
 
-def strength_curve(run_dir: str | Path) -> StrengthCurve:
-    """Refit the run's whole evaluation history; see the module docstring."""
+def strength_curve(run_dir: str | Path, scale: Scale | None = None) -> StrengthCurve:
+    """Refit the run's whole evaluation history; see the module docstring.
+
+    ``scale``: the fixed scale (default: the shipped one, for runs of its variant).
+    """
     run_dir = Path(run_dir)
     newest = latest_checkpoint(run_dir)
     if newest is None:
@@ -102,9 +126,14 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
     data = read_file(newest)
     history = data["history"]
     baselines = list(data["config"]["eval"]["opponents"])
-    ratings = ladder_ratings(history, baselines)
+    scale = scale if scale is not None else default_scale()
+    rings = int(data["config"].get("selfplay", {}).get("rings_to_win", 3))
+    if scale.rings_to_win != rings:
+        scale = None
+    ratings = ladder_ratings(history, baselines, scale)
+    on = ladder_scale(baselines, scale)
     if not ratings:
-        return StrengthCurve([], {})
+        return StrengthCurve([], {}, scale=on, run=str(run_dir))
     hours, clock = train_hours(run_dir)
     points = [
         CurvePoint(i, hours.get(i, float("nan")), ratings[name].elo, ratings[name].ci95)
@@ -112,13 +141,13 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
         if (name := checkpoint_name(i)) in ratings
     ]
     anchors = {b: ratings[b].elo for b in baselines if b in ratings}
-    return StrengthCurve(points, anchors, clock)
+    return StrengthCurve(points, anchors, clock, on, str(run_dir))
 
 
 def format_curve(curve: StrengthCurve) -> str:
     """A Markdown table of the curve and a line per anchor crossing."""
     unit = "CPU hours" if curve.clock == "cpu" else "training hours (wall)"
-    lines = [f"| iteration | {unit} | Elo | 95% CI |", "|---|---|---|---|"]
+    lines = [f"| iteration | {unit} | {curve.scale_label()} | 95% CI |", "|---|---|---|---|"]
     for p in curve.points:
         lines.append(
             f"| {p.iteration} | {p.train_hours:.2f} | {p.elo:.0f} | "
@@ -137,14 +166,16 @@ def format_curve(curve: StrengthCurve) -> str:
 
 
 def plot_curve(
-    curve: StrengthCurve,
+    curve: StrengthCurve | list[StrengthCurve],
     out: str | Path,
     title: str = "",
     xlabel: str = "",
 ) -> None:
-    """Elo against training hours, with each anchor as a horizontal line."""
+    """Elo against training hours (one line per run), each anchor a horizontal line."""
+    curves = curve if isinstance(curve, list) else [curve]
     if not xlabel:
-        kind = "CPU hours" if curve.clock == "cpu" else "wall-clock hours"
+        kinds = {c.clock for c in curves}
+        kind = "CPU hours" if kinds == {"cpu"} else "hours (CPU, or wall clock for older runs)"
         xlabel = f"training time, {kind} (self-play + learning)"
     try:
         import matplotlib
@@ -154,14 +185,33 @@ def plot_curve(
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("plotting needs matplotlib: pip install 'yinsh[plot]'") from None
     fig, ax = plt.subplots(figsize=(7, 4))
-    x = [p.train_hours for p in curve.points]
-    ax.plot(x, [p.elo for p in curve.points], "o-", color="C0", label="raw policy")
-    ax.fill_between(
-        x, [p.ci95[0] for p in curve.points], [p.ci95[1] for p in curve.points], alpha=0.15
-    )
-    for k, (name, level) in enumerate(curve.anchors.items()):
-        ax.axhline(level, ls="--", lw=1, color=f"C{k + 1}", label=f"{name} ({level:.0f})")
-    ax.set(xlabel=xlabel, ylabel="Elo (random = 0)")
+    anchors: dict[str, float] = {}
+    for k, c in enumerate(curves):
+        x = [p.train_hours for p in c.points]
+        label = c.run if len(curves) > 1 else "raw policy"
+        if c.scale is None and len(curves) > 1:
+            label += " (own scale)"
+        ax.plot(x, [p.elo for p in c.points], "o-", color=f"C{k}", label=label)
+        ax.fill_between(
+            x,
+            [p.ci95[0] for p in c.points],
+            [p.ci95[1] for p in c.points],
+            color=f"C{k}",
+            alpha=0.15,
+        )
+        for name, level in c.anchors.items():
+            anchors.setdefault(name, level)
+    for name, level in anchors.items():
+        ax.axhline(level, ls="--", lw=1, color="grey", alpha=0.7)
+        ax.annotate(
+            f"{name} ({level:.0f})",
+            (0, level),
+            fontsize=7,
+            color="grey",
+            xycoords=("axes fraction", "data"),
+            va="bottom",
+        )
+    ax.set(xlabel=xlabel, ylabel=curves[0].scale_label() if curves else "Elo")
     ax.set_title(title or "strength against training time")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -171,21 +221,29 @@ def plot_curve(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
-    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="also draw the curve to this image file")
     parser.add_argument("--json", type=Path, help="also write the curve as JSON")
     parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
-        curve = strength_curve(args.run_dir)
+        curves = [strength_curve(run) for run in args.run_dirs]
         if args.out is not None:
-            plot_curve(curve, args.out, args.title or str(args.run_dir))
+            title = args.title or ", ".join(str(r) for r in args.run_dirs)
+            plot_curve(curves, args.out, title)
     except (FileNotFoundError, ImportError, ValueError) as exc:
         print(f"train.curve: {exc}", file=sys.stderr)
         return 2
-    print(format_curve(curve))
+    for curve in curves:
+        if len(curves) > 1:
+            print(f"\n## {curve.run}\n")
+        print(format_curve(curve))
+    own = [c.run for c in curves if c.scale is None]
+    if len(curves) > 1 and own:
+        print(f"\nnot on the fixed scale (no anchor among their baselines): {', '.join(own)}")
     if args.json is not None:
-        args.json.write_text(json.dumps(curve.to_dict(), indent=1))
+        data: Any = [c.to_dict() for c in curves] if len(curves) > 1 else curves[0].to_dict()
+        args.json.write_text(json.dumps(data, indent=1))
     return 0
 
 

@@ -8,7 +8,9 @@ The cheap pairings play ``--games`` games each, those involving an anchor in
 pairing with ``random`` fixed at 0 gives the frozen ratings, written with the
 command, the games and the date to the scale file
 (:mod:`agents.evaluation.scale`).  Each pairing's result is kept in ``--work``
-as it finishes, so a calibration that is stopped resumes where it was.
+as it finishes, so a calibration that is stopped resumes where it was; any
+other pairing of two anchors found there (from an earlier ladder) is fitted
+too.
 
 Usage (the command that made ``yinsh-v1.json`` is in the file)::
 
@@ -39,6 +41,7 @@ LADDER = (
     "random",
     "greedy:noise=1000",
     "greedy:noise=300",
+    "greedy:noise=100",
     "greedy",
     "alphabeta:depth=2",
     "pretrained:weights=anchor-v1,sims=0",
@@ -47,38 +50,47 @@ LADDER = (
     "pretrained:weights=anchor-v1,sims=256",
 )
 #: Anchors whose games take a second or more each: they play fewer games.
-COSTLY = frozenset(LADDER[6:])
+COSTLY = frozenset(LADDER[7:])
 
 
 def ladder_pairings(ladder: Sequence[str], reach: int = 2) -> list[tuple[int, int]]:
     """Every anchor against the next ``reach`` up the ladder, cheap pairings first."""
-    pairs = [(i, j) for i in range(len(ladder)) for j in range(i + 1, min(i + reach + 1, len(ladder)))]
+    pairs = [
+        (i, j) for i in range(len(ladder)) for j in range(i + 1, min(i + reach + 1, len(ladder)))
+    ]
     return sorted(pairs, key=lambda p: (ladder[p[1]] in COSTLY, p[1], p[0]))
 
 
+def _slug(spec: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in spec)
+
+
 def calibrate(
-    work: Path, games: int, costly_games: int, workers: int, seed: int, ladder: Sequence[str] = LADDER
+    work: Path,
+    games: int,
+    costly_games: int,
+    workers: int,
+    seed: int,
+    ladder: Sequence[str] = LADDER,
 ) -> list[dict[str, Any]]:
     """Play (or read back from ``work``) every ladder pairing; returns their totals."""
     work.mkdir(parents=True, exist_ok=True)
-    totals = []
     for i, j in ladder_pairings(ladder):
         a, b = ladder[i], ladder[j]
         n = costly_games if a in COSTLY or b in COSTLY else games
-        out = work / f"pairing-{i}-{j}.json"
+        out = work / f"{_slug(a)}--{_slug(b)}.json"
         if out.is_file():
-            data = json.loads(out.read_text())
-        else:
-            start = time.perf_counter()
-            result = run_arena([a, b], n, workers=workers, seed=seed + 1000 * i + j, progress=False)
-            data = result.to_json()["pairings"][0]
-            data["seconds"] = round(time.perf_counter() - start, 1)
-            data["seed"] = seed + 1000 * i + j
-            data["time_per_move"] = result.to_json()["time_per_move"]
-            out.write_text(json.dumps(data, indent=1))
+            continue
+        start = time.perf_counter()
+        result = run_arena([a, b], n, workers=workers, seed=seed + 1000 * i + j, progress=False)
+        data = result.to_json()["pairings"][0]
+        data["seconds"] = round(time.perf_counter() - start, 1)
+        data["seed"] = seed + 1000 * i + j
+        data["time_per_move"] = result.to_json()["time_per_move"]
+        out.write_text(json.dumps(data, indent=1))
         print(f"{a} vs {b}: {data['a_wins']}-{data['draws']}-{data['b_wins']}", flush=True)
-        totals.append(data)
-    return totals
+    totals = [json.loads(p.read_text()) for p in sorted(work.glob("*.json"))]
+    return [t for t in totals if t["a"] in ladder and t["b"] in ladder]
 
 
 def fit(ladder: Sequence[str], totals: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,15 +103,26 @@ def fit(ladder: Sequence[str], totals: Sequence[dict[str, Any]]) -> list[dict[st
     ratings = elo_ratings(list(ladder), results, anchor=0)
     identities = spec_identities(ladder)
     return [
-        {"spec": r.agent, "identity": ident, "elo": round(r.elo, 1), "ci95": [round(c, 1) for c in r.ci95]}
+        {
+            "spec": r.agent,
+            "identity": ident,
+            "elo": round(r.elo, 1),
+            "ci95": [round(c, 1) for c in r.ci95],
+        }
         for r, ident in zip(ratings, identities)
     ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.evaluation.calibrate", description=__doc__)
-    parser.add_argument("--work", type=Path, required=True, help="folder keeping each pairing's result")
-    parser.add_argument("--out", type=Path, default=DEFAULT_SCALE_FILE, help="the scale file to write")
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.evaluation.calibrate", description=__doc__
+    )
+    parser.add_argument(
+        "--work", type=Path, required=True, help="folder keeping each pairing's result"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_SCALE_FILE, help="the scale file to write"
+    )
     parser.add_argument("--games", type=int, default=200, help="games per cheap pairing")
     parser.add_argument("--costly-games", type=int, default=60, help="games per costly pairing")
     parser.add_argument("--workers", type=int, default=2)

@@ -152,4 +152,3 @@ def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) ->
         actions=[action_to_str(a) for a in result.actions],
         tags=tags,
     )
-

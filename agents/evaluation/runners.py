@@ -17,7 +17,7 @@ killed at once rather than left to finish them.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Protocol
 
@@ -43,23 +43,36 @@ class Runner(Protocol):
 
 
 class LocalRunner:
-    """Games one after another in this process, with agents built here."""
+    """Games one after another in this process.
+
+    ``built`` agents (by index) are used as they are; the others are built
+    from their specs when a game first needs them, as a worker would.
+    """
 
     def __init__(
-        self, agents: Sequence[Agent], rings_to_win: int = 3, limit: float | None = None
+        self,
+        specs: Sequence[str],
+        built: Mapping[int, Agent],
+        rings_to_win: int = 3,
+        limit: float | None = None,
     ) -> None:
-        self.agents = list(agents)
+        self.specs = list(specs)
+        self.agents = dict(built)
         self.rings_to_win = rings_to_win
         self.limit = limit
 
+    def _agent(self, index: int) -> Agent:
+        if index not in self.agents:
+            self.agents[index] = make_agent(self.specs[index], seed=index)
+        return self.agents[index]
+
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
         for task in tasks:
-            yield play_game(
-                self.agents[task.white], self.agents[task.black], task, self.rings_to_win, self.limit
-            )
+            white, black = self._agent(task.white), self._agent(task.black)
+            yield play_game(white, black, task, self.rings_to_win, self.limit)
 
     def close(self) -> None:
-        for agent in self.agents:
+        for agent in self.agents.values():
             agent.close()
 
 
@@ -137,7 +150,7 @@ class PoolRunner:
 
 def make_runner(
     specs: Sequence[str],
-    built: Sequence[Agent],
+    built: Mapping[int, Agent],
     workers: int,
     rings_to_win: int = 3,
     limit: float | None = None,
@@ -152,8 +165,8 @@ def make_runner(
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
     if backend == "local" and workers == 1:
-        return LocalRunner(built, rings_to_win, limit)
-    for agent in built:
+        return LocalRunner(specs, built, rings_to_win, limit)
+    for agent in built.values():
         agent.close()
     if backend == "ray":
         from .ray_runner import RayRunner

@@ -64,6 +64,8 @@ class Scale:
     name: str
     anchors: tuple[Anchor, ...]
     calibration: Mapping[str, Any] = field(default_factory=dict)
+    #: The variant the anchors were calibrated in: ratings of other variants are not on it.
+    rings_to_win: int = 3
 
     def anchor_for(self, identity: str) -> Anchor | None:
         """The anchor with this identity (see :func:`agent_identity`), or None."""
@@ -87,7 +89,9 @@ class Scale:
         lines = [f"scale {self.name}: {len(self.anchors)} anchors, ratings frozen"]
         width = max(len(a.spec) for a in self.anchors) + 2
         for a in self.anchors:
-            ci = "" if math.isnan(a.ci95[0]) else f"  calibration 95% CI [{a.ci95[0]:.0f}, {a.ci95[1]:.0f}]"
+            ci = ""
+            if not math.isnan(a.ci95[0]):
+                ci = f"  calibration 95% CI [{a.ci95[0]:.0f}, {a.ci95[1]:.0f}]"
             lines.append(f"  {a.spec:<{width}} {a.elo:7.0f}{ci}")
         cal = self.calibration
         if cal:
@@ -100,6 +104,7 @@ class Scale:
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "rings_to_win": self.rings_to_win,
             "anchors": [
                 {"spec": a.spec, "identity": a.identity, "elo": a.elo, "ci95": list(a.ci95)}
                 for a in self.anchors
@@ -134,6 +139,25 @@ def spec_identities(specs: Iterable[str]) -> list[str]:
     return out
 
 
+_IDENTITIES: dict[str, str] = {}
+
+
+def identity_of_spec(spec: str) -> str:
+    """:func:`spec_identities` of one spec, remembered for the process's life.
+
+    For baselines named again at every evaluation; a spec whose files change
+    under it (``net:path=RUN`` as the run goes on) wants :func:`spec_identities`.
+    """
+    if spec not in _IDENTITIES:
+        _IDENTITIES[spec] = spec_identities([spec])[0]
+    return _IDENTITIES[spec]
+
+
+def _pair(values: Sequence[Any]) -> tuple[float, float]:
+    low, high = values
+    return float(low), float(high)
+
+
 def load_scale(path: str | Path | None = None) -> Scale:
     """Read a scale file (default: the shipped one); :class:`ScaleError` if it is bad."""
     file = Path(path) if path is not None else DEFAULT_SCALE_FILE
@@ -144,11 +168,16 @@ def load_scale(path: str | Path | None = None) -> Scale:
                 spec=str(a["spec"]),
                 identity=str(a["identity"]),
                 elo=float(a["elo"]),
-                ci95=(float(a.get("ci95", [math.nan] * 2)[0]), float(a.get("ci95", [math.nan] * 2)[1])),
+                ci95=_pair(a.get("ci95", [math.nan, math.nan])),
             )
             for a in data["anchors"]
         )
-        scale = Scale(str(data["name"]), anchors, dict(data.get("calibration", {})))
+        scale = Scale(
+            str(data["name"]),
+            anchors,
+            dict(data.get("calibration", {})),
+            int(data.get("rings_to_win", 3)),
+        )
     except OSError as exc:
         raise ScaleError(f"scale file {file}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError, IndexError) as exc:

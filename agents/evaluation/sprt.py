@@ -143,7 +143,9 @@ class SprtSettings:
             try:
                 values[key] = float(raw)
             except ValueError:
-                raise ValueError(f"--sprt {text!r}: {key}={raw.strip()!r} is not a number") from None
+                raise ValueError(
+                    f"--sprt {text!r}: {key}={raw.strip()!r} is not a number"
+                ) from None
         missing = [k for k in ("elo0", "elo1") if k not in values]
         if missing:
             raise ValueError(f"--sprt {text!r}: {' and '.join(missing)} missing")
