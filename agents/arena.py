@@ -56,6 +56,7 @@ from .evaluation.games import (
     play_game,
 )
 from .evaluation.rate import RatingResult
+from .evaluation.results_db import check_db, game_writer
 from .evaluation.runners import make_runner
 from .evaluation.scale import Scale, agent_identity, default_scale
 from .evaluation.sprt import Sprt, SprtSettings
@@ -310,6 +311,8 @@ def run_arena(
     scale: Scale | None = None,
     backend: str = "local",
     address: str | None = None,
+    db: str | Path | None = None,
+    db_event: str = "yinsh-eval",
 ) -> ArenaResult:
     """Play ``games`` games per pairing of ``specs`` and rate the agents.
 
@@ -322,7 +325,9 @@ def run_arena(
     ``on_game(result)`` is called for every finished game.  With ``sprt``
     (two specs only) the match stops when the test decides (``games`` is its
     most), calling ``on_pair(test)`` after every pair.  Ratings are on
-    ``scale`` (default: the shipped one) when its anchors take part.
+    ``scale`` (default: the shipped one) when its anchors take part.  ``db``
+    appends every finished game to a results database
+    (:mod:`agents.evaluation.results_db`), tagged ``db_event``.
 
     Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
     spec, :class:`~agents.match.VariantMismatchError` for an agent made for
@@ -342,9 +347,32 @@ def run_arena(
     scale = scale if scale is not None else default_scale()
     if scale.rings_to_win != rings_to_win:
         scale = None  # the anchors' ratings hold for their own variant only
+    if db is not None:
+        check_db(db)
     names = _unique_names(specs)
+    settings = {
+        "games_per_pairing": games,
+        "workers": workers,
+        "seed": seed,
+        "opening_plies": opening_plies,
+        "rings_to_win": rings_to_win,
+        "move_time_limit": move_time_limit,
+        "backend": backend,
+    }
+    if sprt is not None:
+        settings["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
     built = validate_specs(specs, rings_to_win)
     identities = [agent_identity(agent) for agent in built]
+    try:
+        writer = (
+            None
+            if db is None
+            else game_writer(db, db_event, specs, dict(enumerate(built)), rings_to_win, settings)
+        )
+    except BaseException:
+        for agent in built:
+            agent.close()
+        raise
     openings = make_openings(math.ceil(games / 2), opening_plies, seed, rings_to_win)
     tasks = make_tasks(len(specs), games, openings, seed)
     records_path = Path(records_dir) if records_dir is not None else None
@@ -367,6 +395,8 @@ def run_arena(
     try:
         for result in results_iter:
             results.append(result)
+            if writer is not None:
+                writer.add(result)  # on disk before anything else hears of the game
             if records_path is not None:
                 record = game_record(result, names, rings_to_win)
                 save_record(record, records_path / f"game-{result.task.index:05d}.yinsh")
@@ -386,20 +416,13 @@ def run_arena(
         if close is not None:
             close()  # a stopped loop abandons the games still running, at once
         runner.close()
+        if writer is not None:
+            writer.close()
         if bar is not None:
             bar.close()
     if monitor is not None and test is not None and test.decision != "none":
         results = [r for r in results if r.task.index < monitor.counted]
     results.sort(key=lambda r: r.task.index)
-    settings = {
-        "games_per_pairing": games,
-        "workers": workers,
-        "seed": seed,
-        "opening_plies": opening_plies,
-        "rings_to_win": rings_to_win,
-        "move_time_limit": move_time_limit,
-        "backend": backend,
-    }
     return summarise(names, results, settings, scale=scale, identities=identities, sprt=test)
 
 

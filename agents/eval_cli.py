@@ -5,7 +5,7 @@ Examples::
     yinsh-eval greedy random --games 100 --workers 2
     yinsh-eval random greedy alphabeta mcts --games 40 --json elo.json --records games/
     yinsh-eval net:path=runs/b net:path=runs/a --sprt elo0=0,elo1=30 --workers 2
-    yinsh-eval --rate net:path=runs/b,sims=0 --workers 2
+    yinsh-eval --rate net:path=runs/b,sims=0 --workers 2 --db games.sqlite
 
 Ratings are printed on the fixed scale (:mod:`agents.evaluation.scale`)
 whenever one of its anchors takes part, and the output says which scale a
@@ -21,6 +21,7 @@ from typing import Any
 
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
 from .evaluation.rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
+from .evaluation.results_db import check_db
 from .evaluation.scale import Scale, load_scale
 from .evaluation.sprt import Sprt, SprtSettings
 from .protocol import positive_seconds
@@ -70,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--scale", metavar="FILE", help="a rating scale file (default: the shipped one)"
     )
+    parser.add_argument(
+        "--db", metavar="FILE", help="append every finished game to this SQLite results database"
+    )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
     parser.add_argument("--records", metavar="DIR", help="save every game as a .yinsh record")
     parser.add_argument("--plot", metavar="PATH", help="Elo bar chart (needs matplotlib)")
@@ -113,6 +117,8 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
     if sprt is not None and len(args.specs) != 2:
         raise ValueError(f"--sprt compares two agents, got {len(args.specs)} specs")
     scale = load_scale(args.scale) if args.scale is not None else None
+    if args.db is not None:
+        check_db(args.db)
     return sprt, scale
 
 
@@ -147,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rings_to_win=args.rings_to_win,
                 move_time_limit=args.move_time_limit,
                 on_round=_print_round,
+                db=args.db,
             )
         else:
             result = run_arena(
@@ -162,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sprt=sprt,
                 on_pair=_print_pair,
                 scale=scale,
+                db=args.db,
+                db_event="yinsh-eval --sprt" if sprt is not None else "yinsh-eval",
             )
     except ValueError as exc:  # bad specs and settings, reported before any game
         print(f"yinsh-eval: {exc}", file=sys.stderr)

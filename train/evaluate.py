@@ -65,7 +65,14 @@ def evaluate(
         threads = torch.get_num_threads()
         try:
             result = run_arena(
-                [a, b], games, workers=ev.workers, seed=seed, progress=False, rings_to_win=rings
+                [a, b],
+                games,
+                workers=ev.workers,
+                seed=seed,
+                progress=False,
+                rings_to_win=rings,
+                db=ev.db,
+                db_event=f"yinsh-train eval {run_dir}",
             )
         finally:
             torch.set_num_threads(threads)  # the net agent sets its own

@@ -10,7 +10,7 @@ same wherever it is played: in this process, a worker process or a Ray actor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,7 +132,9 @@ def play_game(
     )
 
 
-def game_record(result: GameResult, agents: Sequence[str], rings_to_win: int) -> GameRecord:
+def game_record(
+    result: GameResult, agents: Sequence[str] | Mapping[int, str], rings_to_win: int
+) -> GameRecord:
     """The :class:`GameRecord` of an arena game (the full action list, opening included)."""
     task = result.task
     tags = {

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from ..elo import Z95, PairResult, fit_bradley_terry, wilson_interval
 from ..match import check_variant
 from ..spec import check_spec, make_agent
 from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
+from .results_db import check_db, game_writer
 from .runners import make_runner
 from .scale import Scale, default_scale
 
@@ -159,10 +161,12 @@ def rate_agent(
     on_round: Callable[[int, float, tuple[float, float]], None] | None = None,
     backend: str = "local",
     address: str | None = None,
+    db: str | Path | None = None,
 ) -> RatingResult:
     """Rate ``spec`` on ``scale`` (default: the shipped one); see the module docstring.
 
-    ``on_round(games, elo, ci95)`` is called after every round.  Raises
+    ``on_round(games, elo, ci95)`` is called after every round; ``db``
+    appends every finished game to a results database.  Raises
     ``ValueError`` (a bad spec, an agent made for another variant, bad
     settings) before any game.
     """
@@ -176,14 +180,32 @@ def rate_agent(
             f"the {scale.name} scale is calibrated for rings_to_win={scale.rings_to_win}; "
             f"it cannot rate games with rings_to_win={rings_to_win}"
         )
+    if db is not None:
+        check_db(db)
     spec = str(spec).strip()
     specs = [spec] + [a.spec for a in scale.anchors]
     for anchor in specs[1:]:
         check_spec(anchor)  # a scale naming an agent this install lacks fails here
+    settings = {
+        "scale": scale.name,
+        "ci_width": ci_width,
+        "max_games": max_games,
+        "workers": workers,
+        "seed": seed,
+        "opening_plies": opening_plies,
+        "rings_to_win": rings_to_win,
+        "move_time_limit": move_time_limit,
+        "backend": backend,
+    }
     candidate = make_agent(spec, seed=0)
     try:
         check_variant(candidate, rings_to_win)
-    except ValueError:
+        writer = None
+        if db is not None:
+            writer = game_writer(
+                db, "yinsh-eval --rate", specs, {0: candidate}, rings_to_win, settings
+            )
+    except BaseException:
         candidate.close()
         raise
     elos = [a.elo for a in scale.anchors]
@@ -223,6 +245,8 @@ def rate_agent(
                 s.wins += points == 1.0
                 s.draws += points == 0.5
                 s.losses += points == 0.0
+                if writer is not None:
+                    writer.add(result)
                 if on_game is not None:
                     on_game(result)
             results += finished
@@ -235,18 +259,10 @@ def rate_agent(
                 break
     finally:
         runner.close()
+        if writer is not None:
+            writer.close()
     if estimate is None:
         raise ValueError(f"--rate played no game (most games {max_games})")
-    settings = {
-        "ci_width": ci_width,
-        "max_games": max_games,
-        "workers": workers,
-        "seed": seed,
-        "opening_plies": opening_plies,
-        "rings_to_win": rings_to_win,
-        "move_time_limit": move_time_limit,
-        "backend": backend,
-    }
     return RatingResult(
         spec, estimate, ci95, scale.name, scores, results, settings, stopped, _edge_note(scores)
     )
