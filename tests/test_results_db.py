@@ -144,7 +144,8 @@ def test_a_file_that_is_not_our_database_is_refused_before_any_game(
         path = tmp_path / "missing" / "games.db"
     before = path.read_bytes() if path.is_file() else None
     out = tmp_path / "out.json"
-    assert eval_main(["random", "random", "--games", "2", "--db", str(path), "--json", str(out)]) == 2
+    args = ["random", "random", "--games", "2", "--db", str(path), "--json", str(out)]
+    assert eval_main(args) == 2
     err = capsys.readouterr().err
     assert "--db" in err and str(path) in err
     assert not out.exists()

@@ -46,9 +46,7 @@ def test_the_shipped_scale_is_calibrated_and_documented() -> None:
     assert [a["elo"] for a in refit] == pytest.approx(elos, abs=0.11)
     # Budgets are simulations and depths, never time: the same moves on any machine.
     for anchor in scale.anchors:
-        assert "time=0" in canonical_spec(anchor.spec) or "time" not in canonical_spec(
-            anchor.spec
-        )
+        assert "time=0" in canonical_spec(anchor.spec) or "time" not in canonical_spec(anchor.spec)
 
 
 def test_anchor_identities_are_what_the_specs_build() -> None:

@@ -136,9 +136,7 @@ def test_bad_sprt_settings_are_refused(text: str, message: str) -> None:
 
 
 def test_greedy_against_random_accepts_h1_within_a_few_dozen_games() -> None:
-    result = run_arena(
-        ["greedy", "random"], 200, seed=1, progress=False, sprt=SprtSettings(0, 100)
-    )
+    result = run_arena(["greedy", "random"], 200, seed=1, progress=False, sprt=SprtSettings(0, 100))
     assert result.sprt is not None and result.sprt.decision == "H1"
     games = result.pairings[0].games
     assert games == 2 * result.sprt.pairs and games <= 40
