@@ -57,7 +57,7 @@ from .evaluation.games import (
 )
 from .evaluation.rate import RatingResult
 from .evaluation.results_db import check_db, game_writer
-from .evaluation.runners import make_runner
+from .evaluation.runners import check_backend, make_runner
 from .evaluation.scale import Scale, agent_identity, default_scale
 from .evaluation.sprt import Sprt, SprtSettings
 from .match import check_variant
@@ -317,8 +317,9 @@ def run_arena(
     """Play ``games`` games per pairing of ``specs`` and rate the agents.
 
     Two specs play a match, more a round robin.  ``workers`` > 1 plays games
-    in that many processes (``backend="ray"``: on that many Ray actors, at
-    ``address``).  ``records_dir`` receives one ``.yinsh`` record per game.
+    in that many processes (``backend="ray"``: on that many Ray actors, 0 for
+    one per CPU of the cluster at ``address``).  ``records_dir`` receives one
+    ``.yinsh`` record per game.
     ``opening_plies`` random ring placements start every game (each opening
     is played with both colour assignments); ``move_time_limit`` forfeits an
     agent that thinks longer than that many seconds on one decision.
@@ -336,8 +337,9 @@ def run_arena(
     specs = [str(s).strip() for s in specs]
     if len(specs) < 2:
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
-    if games < 1 or workers < 1:
+    if games < 1 or workers < 0 or (workers == 0 and backend != "ray"):
         raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
+    check_backend(backend)
     if move_time_limit is not None and not 0 < move_time_limit < math.inf:
         raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
     if sprt is not None and len(specs) != 2:
@@ -378,15 +380,20 @@ def run_arena(
     records_path = Path(records_dir) if records_dir is not None else None
     if records_path is not None:
         records_path.mkdir(parents=True, exist_ok=True)
-    runner = make_runner(
-        specs,
-        dict(enumerate(built)),
-        min(workers, len(tasks)),
-        rings_to_win,
-        move_time_limit,
-        backend,
-        address,
-    )
+    try:
+        runner = make_runner(
+            specs,
+            dict(enumerate(built)),
+            min(workers, len(tasks)),
+            rings_to_win,
+            move_time_limit,
+            backend,
+            address,
+        )
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
     test = Sprt(sprt) if sprt is not None else None
     monitor = PairMonitor(test) if test is not None else None
     results: list[GameResult] = []

@@ -22,6 +22,7 @@ from typing import Any
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
 from .evaluation.rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
 from .evaluation.results_db import check_db
+from .evaluation.runners import BACKENDS, check_backend
 from .evaluation.scale import Scale, load_scale
 from .evaluation.sprt import Sprt, SprtSettings
 from .protocol import positive_seconds
@@ -53,7 +54,22 @@ def build_parser() -> argparse.ArgumentParser:
             f"{DEFAULT_SPRT_GAMES}; with --rate: default {DEFAULT_RATE_GAMES})"
         ),
     )
-    parser.add_argument("--workers", "-w", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--workers",
+        "-w",
+        type=int,
+        help="worker processes (default 1), or Ray actors (default: one per CPU of the cluster)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: this machine's processes; ray: Ray actors (pip install -e '.[ray]')",
+    )
+    parser.add_argument(
+        "--address",
+        help="with --backend ray: the cluster (auto, ray://head:10001; default a local Ray)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of openings and agents")
     parser.add_argument(
         "--sprt",
@@ -111,8 +127,13 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
         raise ValueError("--games is needed (games per pairing)")
     if args.games is not None and args.games < 1:
         raise ValueError(f"--games must be >= 1, got {args.games}")
-    if args.workers < 1:
+    if args.workers is None:
+        args.workers = 0 if args.backend == "ray" else 1
+    elif args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.address is not None and args.backend != "ray":
+        raise ValueError("--address goes with --backend ray")
+    check_backend(args.backend)
     sprt = SprtSettings.parse(args.sprt) if args.sprt is not None else None
     if sprt is not None and len(args.specs) != 2:
         raise ValueError(f"--sprt compares two agents, got {len(args.specs)} specs")
@@ -154,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 move_time_limit=args.move_time_limit,
                 on_round=_print_round,
                 db=args.db,
+                backend=args.backend,
+                address=args.address,
             )
         else:
             result = run_arena(
@@ -171,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scale=scale,
                 db=args.db,
                 db_event="yinsh-eval --sprt" if sprt is not None else "yinsh-eval",
+                backend=args.backend,
+                address=args.address,
             )
     except ValueError as exc:  # bad specs and settings, reported before any game
         print(f"yinsh-eval: {exc}", file=sys.stderr)

@@ -3,10 +3,11 @@
 The agent plays game pairs (one opening, colours swapped) against the
 scale's anchors (:mod:`agents.evaluation.scale`), in rounds.  Each round it
 meets the anchors nearest its current estimate, one just below and one just
-above (an agent learns most from opponents it scores about half against), and
-after each round its rating is refitted with every anchor held at its frozen
-rating (:func:`agents.elo.fit_bradley_terry` with ``fixed=``).  It stops when
-the rating's 95% interval is narrower than ``ci_width`` Elo, or after
+above (an agent learns most from opponents it scores about half against),
+:data:`ROUND_PAIRS` game pairs each, and after each round its rating is
+refitted with every anchor held at its frozen rating
+(:func:`agents.elo.fit_bradley_terry` with ``fixed=``).  It stops when the
+rating's 95% interval is narrower than ``ci_width`` Elo, or after
 ``max_games`` games.  The first round meets the anchor in the middle of the
 ladder.
 
@@ -35,13 +36,16 @@ from ..match import check_variant
 from ..spec import check_spec, make_agent
 from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
 from .results_db import check_db, game_writer
-from .runners import make_runner
+from .runners import check_backend, make_runner
 from .scale import Scale, default_scale
 
 #: Default width (Elo) of the 95% interval at which ``--rate`` stops.
 DEFAULT_CI_WIDTH = 150.0
 #: Default most games ``--rate`` plays.
 DEFAULT_RATE_GAMES = 400
+#: Game pairs against each chosen anchor per round (whatever the workers: a
+#: rating replays exactly for its seed on any number of them).
+ROUND_PAIRS = 2
 
 
 @dataclass
@@ -173,8 +177,9 @@ def rate_agent(
     scale = scale if scale is not None else default_scale()
     if not (isinstance(ci_width, (int, float)) and ci_width > 0 and math.isfinite(ci_width)):
         raise ValueError(f"the interval width to stop at must be a positive number, got {ci_width}")
-    if max_games < 2 or workers < 1:
+    if max_games < 2 or workers < 0 or (workers == 0 and backend != "ray"):
         raise ValueError(f"--rate needs games >= 2 and workers >= 1, got {max_games}, {workers}")
+    check_backend(backend)
     if rings_to_win != scale.rings_to_win:
         raise ValueError(
             f"the {scale.name} scale is calibrated for rings_to_win={scale.rings_to_win}; "
@@ -222,7 +227,7 @@ def rate_agent(
     try:
         while len(results) + 2 <= max_games:
             chosen = _choose(estimate, elos)
-            per_anchor = max(1, math.ceil(workers / (2 * len(chosen))))
+            per_anchor = ROUND_PAIRS
             tasks: list[GameTask] = []
             for _ in range(per_anchor):
                 for k in chosen:

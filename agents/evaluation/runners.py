@@ -16,6 +16,7 @@ killed at once rather than left to finish them.
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -148,6 +149,14 @@ class PoolRunner:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def check_backend(backend: str) -> None:
+    """ValueError unless ``backend`` is known and (``ray``) installed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ValueError('--backend ray needs Ray, an optional extra: pip install -e ".[ray]"')
+
+
 def make_runner(
     specs: Sequence[str],
     built: Mapping[int, Agent],
@@ -162,8 +171,7 @@ def make_runner(
 
     ``built`` agents a runner does not use are closed.
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    check_backend(backend)
     if backend == "local" and workers == 1:
         return LocalRunner(specs, built, rings_to_win, limit)
     for agent in built.values():
