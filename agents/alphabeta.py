@@ -21,18 +21,23 @@ moves of a game; :meth:`AlphaBetaAgent.reset` clears it.
 from __future__ import annotations
 
 import time
-from typing import Final
+from typing import Annotated, Final
+
+from pydantic import Field
 
 from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
 
 from .base import Agent
 from .heuristics import WIN_SCORE, evaluate
+from .params import Seconds, checked
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
 _UPPER: Final = 2  # value is an upper bound (no move raised alpha)
 _INF: Final = float("inf")
 _CLOCK_CHECK_MASK: Final = 255  # look at the clock every 256 nodes
+#: Deepest search a spec may ask for, in turns (a game lasts well under 100).
+MAX_DEPTH: Final = 64
 
 
 class _OutOfTime(Exception):
@@ -56,19 +61,16 @@ class AlphaBetaAgent(Agent):
     cleared.
     """
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        depth: int = 2,
-        place_depth: int = 1,
-        time: float = 0.0,
-        tt_size: int = 500_000,
+        depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 2,
+        place_depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 1,
+        time: Seconds = 0.0,
+        tt_size: Annotated[int, Field(ge=0, le=100_000_000)] = 500_000,
     ) -> None:
         super().__init__(seed)
-        if depth < 1 or place_depth < 1:
-            raise ValueError(f"depth and place_depth must be >= 1, got {depth}, {place_depth}")
-        if time < 0:
-            raise ValueError(f"time must be >= 0 seconds, got {time}")
         self.depth = depth
         self.place_depth = place_depth
         self.time_budget = time

@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 from pydantic.fields import FieldInfo
 
+from agents.params import device_name
 from agents.spec import AgentSpecError, parse_spec
 
 from .bounded_yaml import load_yaml
@@ -70,12 +71,6 @@ def _spec(value: object) -> object:
     return value
 
 
-def _device(value: object) -> object:
-    if isinstance(value, str) and not (value == "auto" or value.startswith(("cpu", "cuda", "mps"))):
-        raise ValueError("must be auto, cpu, cuda[:N] or mps")
-    return value
-
-
 def _ray_address(value: object) -> object:
     if isinstance(value, str) and not (
         value in ("auto", "local") or value.startswith("ray://") or ":" in value
@@ -95,7 +90,7 @@ PositiveNumber = Annotated[Number, Field(gt=0)]
 NonNegativeNumber = Annotated[Number, Field(ge=0)]
 Fraction = Annotated[Number, Field(ge=0, le=1)]
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
-Device = Annotated[str, Field(strict=True), BeforeValidator(_device)]
+Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
 RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
 
 #: Every section is a pydantic dataclass that refuses unknown keys.

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from agents.params import Backend, Device, OptionalSims, Threads, checked
+
 from .agent import NetAgent
 from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
 
@@ -67,13 +69,14 @@ class PretrainedAgent(NetAgent):
     network of the rating scale's anchors).
     """
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = DEFAULT_SIMS,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
+        sims: OptionalSims = DEFAULT_SIMS,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
         weights: str = "pretrained",
     ) -> None:
         path = str(weights_path(weights))
