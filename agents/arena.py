@@ -45,6 +45,7 @@ from typing import Any
 from yinsh_env.records import save_record
 
 from .base import Agent
+from .byo import as_agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
 from .evaluation.games import (
     DEFAULT_OPENING_PLIES,
@@ -60,6 +61,7 @@ from .evaluation.results_db import check_db, game_writer
 from .evaluation.runners import check_backend, make_runner
 from .evaluation.scale import Scale, agent_identity, default_scale
 from .evaluation.sprt import Sprt, SprtSettings
+from .evaluation.travel import check_travel
 from .match import check_variant
 from .spec import make_agent
 
@@ -273,8 +275,12 @@ class PairMonitor:
 # --- the arena ----------------------------------------------------------------------
 
 
-def validate_specs(specs: Sequence[str], rings_to_win: int | None = None) -> list[Agent]:
+def validate_specs(specs: Sequence[Any], rings_to_win: int | None = None) -> list[Agent]:
     """Build every agent once (raising :class:`AgentSpecError` for a bad spec).
+
+    An entry that is not a spec string is an agent of your own
+    (:func:`agents.byo.as_agent`: an Agent, an object with ``act``, an
+    observation callable).
 
     With ``rings_to_win``, an agent made for another variant raises
     :class:`~agents.match.VariantMismatchError` (a ``ValueError``).  On an
@@ -283,7 +289,7 @@ def validate_specs(specs: Sequence[str], rings_to_win: int | None = None) -> lis
     built: list[Agent] = []
     try:
         for i, spec in enumerate(specs):
-            built.append(make_agent(spec, seed=i))
+            built.append(make_agent(spec, seed=i) if isinstance(spec, str) else as_agent(spec))
         if rings_to_win is not None:
             for agent in built:
                 check_variant(agent, rings_to_win)
@@ -295,7 +301,7 @@ def validate_specs(specs: Sequence[str], rings_to_win: int | None = None) -> lis
 
 
 def run_arena(
-    specs: Sequence[str],
+    specs: Sequence[Any],
     games: int,
     workers: int = 1,
     seed: int = 0,
@@ -334,7 +340,7 @@ def run_arena(
     spec, :class:`~agents.match.VariantMismatchError` for an agent made for
     another variant, and ``ValueError`` for bad settings, before any game.
     """
-    specs = [str(s).strip() for s in specs]
+    specs = [s.strip() if isinstance(s, str) else s for s in specs]
     if len(specs) < 2:
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
     if games < 1 or workers < 0 or (workers == 0 and backend != "ray"):
@@ -351,8 +357,7 @@ def run_arena(
         scale = None  # the anchors' ratings hold for their own variant only
     if db is not None:
         check_db(db)
-    names = _unique_names(specs)
-    settings = {
+    settings: dict[str, Any] = {
         "games_per_pairing": games,
         "workers": workers,
         "seed": seed,
@@ -364,12 +369,15 @@ def run_arena(
     if sprt is not None:
         settings["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
     built = validate_specs(specs, rings_to_win)
+    names = _unique_names([agent.name for agent in built])
     identities = [agent_identity(agent) for agent in built]
     try:
+        if backend == "ray" or min(workers, games * len(specs)) > 1:
+            check_travel(specs, names, backend)
         writer = (
             None
             if db is None
-            else game_writer(db, db_event, specs, dict(enumerate(built)), rings_to_win, settings)
+            else game_writer(db, db_event, names, dict(enumerate(built)), rings_to_win, settings)
         )
     except BaseException:
         for agent in built:

@@ -42,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
             "intervals, Elo ratings and time per move.  --sprt makes a match a sequential "
             "test; --rate SPEC places one agent on the fixed rating scale."
         ),
-        epilog=f"agents: {', '.join(available_agents())}; spec form name:key=value,...",
+        epilog=(
+            f"agents: {', '.join(available_agents())}; spec form name:key=value,...; "
+            "your own agent: py:MODULE:CALLABLE[,key=value...] (see agents.byo)"
+        ),
     )
     parser.add_argument("specs", nargs="*", metavar="SPEC", help="agent specs, e.g. mcts:sims=800")
     parser.add_argument(

@@ -101,6 +101,8 @@ def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
     }
     assert not sources - names, f"modules missing from the wheel: {sorted(sources - names)}"
     assert "train/weights/pretrained.pt" in names
+    # The fixed rating scale: its frozen ratings and its frozen anchor network.
+    assert {"agents/evaluation/yinsh-v1.json", "train/weights/anchor-v1.pt"} <= names
 
 
 @pytest.mark.slow

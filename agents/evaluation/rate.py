@@ -38,6 +38,7 @@ from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
 from .results_db import check_db, game_writer
 from .runners import check_backend, make_runner
 from .scale import Scale, default_scale
+from .travel import check_travel
 
 #: Default width (Elo) of the 95% interval at which ``--rate`` stops.
 DEFAULT_CI_WIDTH = 150.0
@@ -189,8 +190,6 @@ def rate_agent(
         check_db(db)
     spec = str(spec).strip()
     specs = [spec] + [a.spec for a in scale.anchors]
-    for anchor in specs[1:]:
-        check_spec(anchor)  # a scale naming an agent this install lacks fails here
     settings = {
         "scale": scale.name,
         "ci_width": ci_width,
@@ -204,7 +203,11 @@ def rate_agent(
     }
     candidate = make_agent(spec, seed=0)
     try:
+        for anchor in specs[1:]:
+            check_spec(anchor)  # a scale naming an agent this install lacks fails here
         check_variant(candidate, rings_to_win)
+        if backend == "ray" or workers > 1:
+            check_travel([spec], [spec], backend)
         writer = None
         if db is not None:
             writer = game_writer(

@@ -48,7 +48,7 @@ class EvalWorker:
     """The body of one arena actor: a worker process's state, kept between games."""
 
     def __init__(
-        self, specs: list[str], registry: dict[str, Any], rings_to_win: int, limit: float | None
+        self, specs: list[Any], registry: dict[str, Any], rings_to_win: int, limit: float | None
     ) -> None:
         init_worker(specs, registry, rings_to_win, limit)
 
@@ -76,7 +76,7 @@ class RayRunner:
 
     def __init__(
         self,
-        specs: Sequence[str],
+        specs: Sequence[Any],
         actors: int,
         rings_to_win: int = 3,
         limit: float | None = None,
@@ -84,7 +84,7 @@ class RayRunner:
     ) -> None:
         self.owns_ray = connect(address)
         self._actor_class = ray.remote(num_cpus=1)(EvalWorker)
-        self._args = (list(specs), registry_snapshot(), rings_to_win, limit)
+        self._args = (list(specs), registry_snapshot(specs), rings_to_win, limit)
         if actors <= 0:
             actors = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.actor_failures = 0

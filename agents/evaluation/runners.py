@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from .. import spec as spec_module
 from ..base import Agent
+from ..byo import as_agent
 from ..spec import make_agent
 from ..worker_pool import guarded_pool, kill_workers
 from .games import GameResult, GameTask, play_game
@@ -52,7 +53,7 @@ class LocalRunner:
 
     def __init__(
         self,
-        specs: Sequence[str],
+        specs: Sequence[Any],
         built: Mapping[int, Agent],
         rings_to_win: int = 3,
         limit: float | None = None,
@@ -64,7 +65,7 @@ class LocalRunner:
 
     def _agent(self, index: int) -> Agent:
         if index not in self.agents:
-            self.agents[index] = make_agent(self.specs[index], seed=index)
+            self.agents[index] = build(self.specs[index], index)
         return self.agents[index]
 
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
@@ -82,20 +83,27 @@ class LocalRunner:
 _WORKER: dict[str, Any] = {}
 
 
-def registry_snapshot() -> dict[str, Any]:
-    """Registry entries that can travel to a worker process (runtime registrations too)."""
+def registry_snapshot(specs: Sequence[Any] = ()) -> dict[str, Any]:
+    """The registry entries the match's spec strings name, as they travel to a worker.
+
+    Only those: an entry the match does not use is not sent, so it cannot
+    break a worker that could not unpickle it.  Entries that pickle will not
+    are left out here (:mod:`agents.evaluation.travel` refuses them first).
+    """
+    registry = spec_module.registered_agents()
+    names = {spec_module.parse_spec(s)[0] for s in specs if isinstance(s, str)}
     snapshot = {}
-    for name, factory in spec_module.registered_agents().items():
+    for name in names & set(registry):
         try:
-            pickle.dumps(factory)
+            pickle.dumps(registry[name])
         except Exception:
             continue
-        snapshot[name] = factory
+        snapshot[name] = registry[name]
     return snapshot
 
 
 def init_worker(
-    specs: list[str], registry: dict[str, Any], rings_to_win: int, limit: float | None
+    specs: list[Any], registry: dict[str, Any], rings_to_win: int, limit: float | None
 ) -> None:
     """Set up a worker (a process, a Ray actor) to build ``specs``' agents on demand."""
     for name, factory in registry.items():
@@ -104,10 +112,15 @@ def init_worker(
     _WORKER.update(specs=specs, agents={}, rings_to_win=rings_to_win, limit=limit)
 
 
+def build(entry: Any, index: int) -> Agent:
+    """The agent of a match's entry: a spec built (seeded by its index), or an object wrapped."""
+    return make_agent(entry, seed=index) if isinstance(entry, str) else as_agent(entry)
+
+
 def _worker_agent(index: int) -> Agent:
     agents: dict[int, Agent] = _WORKER["agents"]
     if index not in agents:
-        agents[index] = make_agent(_WORKER["specs"][index], seed=index)
+        agents[index] = build(_WORKER["specs"][index], index)
     return agents[index]
 
 
@@ -126,11 +139,11 @@ class PoolRunner:
     """Games in ``workers`` processes that die with this one (:func:`guarded_pool`)."""
 
     def __init__(
-        self, specs: Sequence[str], workers: int, rings_to_win: int = 3, limit: float | None = None
+        self, specs: Sequence[Any], workers: int, rings_to_win: int = 3, limit: float | None = None
     ) -> None:
         self.workers = workers
         self.pool = guarded_pool(
-            workers, init_worker, (list(specs), registry_snapshot(), rings_to_win, limit)
+            workers, init_worker, (list(specs), registry_snapshot(specs), rings_to_win, limit)
         )
 
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
@@ -158,7 +171,7 @@ def check_backend(backend: str) -> None:
 
 
 def make_runner(
-    specs: Sequence[str],
+    specs: Sequence[Any],
     built: Mapping[int, Agent],
     workers: int,
     rings_to_win: int = 3,
