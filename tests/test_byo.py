@@ -17,7 +17,7 @@ from agents.arena import run_arena
 from agents.byo import as_agent, legal_mask, observation
 from agents.eval_cli import main as eval_main
 from agents.evaluation.travel import AgentTravelError, travel_problem
-from agents.spec import available_agents, check_spec
+from agents.spec import available_agents, check_spec, unregister_agent
 from yinsh_env import State, env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,9 +149,12 @@ def test_an_installed_package_adds_agents_through_entry_points(
         "[yinsh.agents]\ndemo_first = yinsh_plugin_demo:make_agent\n"
     )
     monkeypatch.syspath_prepend(str(site))
-    assert "demo_first" in available_agents()
-    result = run_arena(["demo_first:first=true", "random"], 2, seed=0, progress=False)
-    assert result.pairings[0].games == 2 and result.pairings[0].a_forfeits == 0
+    try:
+        assert "demo_first" in available_agents()
+        result = run_arena(["demo_first:first=true", "random"], 2, seed=0, progress=False)
+        assert result.pairings[0].games == 2 and result.pairings[0].a_forfeits == 0
+    finally:
+        unregister_agent("demo_first")  # its package leaves sys.path with this test
 
 
 def test_the_protocol_helpers_give_what_the_environment_observes() -> None:

@@ -25,9 +25,10 @@ import platform
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 
 from agents.params import Backend, Device, OptionalSims, Threads, checked
 
@@ -39,6 +40,8 @@ WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
 DEFAULT_SIMS = 256
+#: The name of a shipped network file (no folder, no suffix): ``pretrained``, ``anchor-v1``.
+WeightsName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 
 
 def shipped_weights() -> list[str]:
@@ -77,7 +80,7 @@ class PretrainedAgent(NetAgent):
         device: Device = "cpu",
         threads: Threads = 1,
         backend: Backend = "auto",
-        weights: str = "pretrained",
+        weights: WeightsName = "pretrained",
     ) -> None:
         path = str(weights_path(weights))
         super().__init__(seed, path, sims, device, threads, backend)
