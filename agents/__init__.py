@@ -3,7 +3,7 @@
 Every agent is named by a spec string, ``name`` or ``name:key=value,...``
 (``random``, ``greedy``, ``alphabeta:depth=3``, ``mcts:sims=800``,
 ``net:path=runs/quick``); :func:`make_agent` builds one from its spec.
-:func:`agents.arena.run_arena` (console script ``yinsh-eval``) plays them
+:func:`agents.evaluation.arena.run_arena` (console script ``yinsh-eval``) plays them
 against each other and rates them.
 """
 

@@ -13,7 +13,7 @@ own joins them without editing this project, in one of three ways:
 * **an entry point** that a package declares in group ``yinsh.agents``
   (``[project.entry-points."yinsh.agents"] mine = "my_pkg.agents:make_agent"``):
   then ``mine:key=value`` is a spec like the built-in ones;
-* **an object** passed to :func:`agents.arena.run_arena` in place of a spec.
+* **an object** passed to :func:`agents.evaluation.arena.run_arena` in place of a spec.
 
 What the callable returns (or the object given) may be:
 

@@ -36,7 +36,7 @@ from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
-from .match import check_variant, play_match
+from .evaluation.match import check_variant, play_match
 from .spec import AgentSpecError, available_agents, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from agents import AgentSpecError, make_agent
-from agents.arena import run_arena
 from agents.byo import as_agent, legal_mask, observation
-from agents.eval_cli import main as eval_main
+from agents.evaluation.arena import run_arena
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.travel import AgentTravelError, travel_problem
 from agents.spec import available_agents, check_spec, unregister_agent
 from yinsh_env import State, env
@@ -205,7 +205,7 @@ def test_what_workers_cannot_rebuild_is_refused_with_the_remedy(
 
 SCRIPT = """
 import numpy as np
-from agents.arena import run_arena
+from agents.evaluation.arena import run_arena
 from agents.base import Agent
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from agents.arena import run_arena
-from agents.eval_cli import main as eval_main
+from agents.evaluation.arena import run_arena
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.rate import rate_agent
 from agents.evaluation.scale import default_scale
 from agents.evaluation.sprt import SprtSettings

@@ -10,7 +10,7 @@ import torch
 from helpers import tiny_training_run
 
 from agents import make_agent
-from agents.arena import run_arena
+from agents.evaluation.arena import run_arena
 from train import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
 from train.curve import format_curve, strength_curve, train_hours

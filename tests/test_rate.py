@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.eval_cli import main as eval_main
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.rate import _choose, rate_agent
 from agents.evaluation.scale import Scale, default_scale
 

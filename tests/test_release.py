@@ -127,7 +127,7 @@ def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_p
     script = (
         "import agents, train, yinsh_env\n"
         "from agents import make_agent\n"
-        "from agents.match import play_match\n"
+        "from agents.evaluation.match import play_match\n"
         "for module in (agents, train, yinsh_env):\n"
         f"    assert module.__file__.startswith({str(venv)!r}), module.__file__\n"
         "agents_ = [make_agent('pretrained:sims=2', seed=1), make_agent('random', seed=2)]\n"

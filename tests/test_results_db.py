@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.arena import run_arena
-from agents.eval_cli import main as eval_main
+from agents.evaluation.arena import run_arena
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.ratings_cli import main as ratings_main
 from agents.evaluation.results_db import APPLICATION_ID, SCHEMA_VERSION, file_sha256
 from train.pretrained import weights_path
@@ -64,7 +64,8 @@ def test_every_finished_game_is_a_row_with_what_it_needs(tmp_path: Path) -> None
 
 def _eval_process(db: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "agents.eval_cli", *args, "--db", str(db), "--no-progress"]
+    eval_cli = [sys.executable, "-m", "agents.evaluation.eval_cli"]
+    command = [*eval_cli, *args, "--db", str(db), "--no-progress"]
     return subprocess.Popen(
         command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -88,7 +89,7 @@ def test_two_matches_writing_one_file_lose_nothing(tmp_path: Path) -> None:
 
 KILLED_WRITER = """
 import sys
-from agents.arena import run_arena
+from agents.evaluation.arena import run_arena
 run_arena(["random", "random"], 5000, seed=3, progress=False, db=sys.argv[1],
           on_game=lambda r: print(r.task.index, flush=True))
 """

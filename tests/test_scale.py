@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.arena import run_arena
-from agents.elo import fit_bradley_terry
-from agents.eval_cli import main as eval_main
+from agents.evaluation.arena import run_arena
 from agents.evaluation.calibrate import LADDER, fit
+from agents.evaluation.elo import fit_bradley_terry
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.scale import (
     Scale,
     ScaleError,
@@ -110,7 +110,7 @@ def test_blitz_games_are_not_put_on_the_standard_scale() -> None:
 
 
 def test_the_multi_anchor_fit_keeps_the_anchors_and_places_the_rest() -> None:
-    from agents.elo import PairResult
+    from agents.evaluation.elo import PairResult
 
     # Agent 2 scores 50% against both anchors 0 (at 100) and 1 (at 300): it sits between.
     results = [PairResult(2, 0, 50, 100), PairResult(2, 1, 50, 100)]

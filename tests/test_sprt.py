@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.arena import run_arena
-from agents.eval_cli import main as eval_main
+from agents.evaluation.arena import run_arena
+from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.sprt import (
     PAIR_SCORES,
     Sprt,

@@ -1,7 +1,7 @@
 """In-run evaluation through the arena: scores against baselines, Elo across checkpoints.
 
 At each evaluation the current checkpoint plays, through
-:func:`agents.arena.run_arena` with the ``net`` agent spec:
+:func:`agents.evaluation.arena.run_arena` with the ``net`` agent spec:
 
 * its raw policy (``sims=0``) and its search (``sims=eval.simulations``)
   against each baseline of ``eval.opponents``;
@@ -9,7 +9,7 @@ At each evaluation the current checkpoint plays, through
   evaluated checkpoints.
 
 Every pairing ever played in the run is kept in the run history, and one
-Bradley-Terry fit over all of them (:func:`agents.elo.elo_ratings`) rates
+Bradley-Terry fit over all of them (:func:`agents.evaluation.elo.elo_ratings`) rates
 every evaluated checkpoint.  The baselines that are anchors of the fixed
 rating scale (:mod:`agents.evaluation.scale`: ``random``, ``greedy``,
 ``alphabeta``, ...) keep their frozen ratings in that fit, so ``eval/elo`` is
@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from agents.arena import run_arena
-from agents.elo import PairResult, Rating, elo_ratings
+from agents.evaluation.arena import run_arena
+from agents.evaluation.elo import PairResult, Rating, elo_ratings
 from agents.evaluation.scale import Scale, default_scale, identity_of_spec
 
 from .checkpoint import BEST_NAME, atomic_copy, checkpoint_path

@@ -38,7 +38,7 @@ from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
-#: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
+#: (ONNX Runtime; ``python -m agents.evaluation.eval_cli pretrained random`` prints ms/move).
 DEFAULT_SIMS = 256
 #: The name of a shipped network file (no folder, no suffix): ``pretrained``, ``anchor-v1``.
 WeightsName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]

@@ -2,7 +2,7 @@
 
 The anchors form a ladder, weakest first.  Each anchor plays the next two up
 (neighbours are where games carry information: a 100-0 pairing says little),
-through :func:`agents.arena.run_arena` (seeded openings, colours swapped).
+through :func:`agents.evaluation.arena.run_arena` (seeded openings, colours swapped).
 The cheap pairings play ``--games`` games each, those involving an anchor in
 :data:`COSTLY` play ``--costly-games``.  One Bradley-Terry fit over every
 pairing with ``random`` fixed at 0 gives the frozen ratings, written with the
@@ -30,8 +30,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..arena import run_arena
-from ..elo import PairResult, elo_ratings
+from .arena import run_arena
+from .elo import PairResult, elo_ratings
 from .scale import DEFAULT_SCALE_FILE, spec_identities
 from .version import code_version
 

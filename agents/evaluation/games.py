@@ -19,7 +19,7 @@ from yinsh_env import Result, State, Termination, action_to_str
 from yinsh_env.records import GameRecord
 
 from ..base import Agent
-from ..match import play_match
+from .match import play_match
 
 #: Random ring placements at the start of every arena game (two per player).
 DEFAULT_OPENING_PLIES = 4

@@ -6,7 +6,7 @@ meets the anchors nearest its current estimate, one just below and one just
 above (an agent learns most from opponents it scores about half against),
 :data:`ROUND_PAIRS` game pairs each, and after each round its rating is
 refitted with every anchor held at its frozen rating
-(:func:`agents.elo.fit_bradley_terry` with ``fixed=``).  It stops when the
+(:func:`agents.evaluation.elo.fit_bradley_terry` with ``fixed=``).  It stops when the
 rating's 95% interval is narrower than ``ci_width`` Elo, or after
 ``max_games`` games.  The first round meets the anchor in the middle of the
 ladder.
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ..elo import Z95, PairResult, fit_bradley_terry, wilson_interval
-from ..match import check_variant
 from ..spec import check_spec, make_agent
+from .elo import Z95, PairResult, fit_bradley_terry, wilson_interval
 from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
+from .match import check_variant
 from .results_db import check_db, game_writer
 from .runners import check_backend, make_runner
 from .scale import Scale, default_scale

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..elo import PairResult, elo_ratings
+from .elo import PairResult, elo_ratings
 from .results_db import ResultsDBError, StoredGame, read_games
 from .scale import Scale, ScaleError, default_scale, load_scale
 

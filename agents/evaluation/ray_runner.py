@@ -23,6 +23,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .games import GameResult, GameTask
@@ -62,11 +63,8 @@ def connect(address: str | None) -> bool:
         return False
     runtime_env: dict[str, Any] | None = None
     if address not in (None, "local"):
-        import agents
-        import train
-        import yinsh_env
-
-        runtime_env = {"py_modules": [yinsh_env, agents, train]}
+        root = Path(__file__).resolve().parents[2]  # this checkout: its three packages
+        runtime_env = {"py_modules": [str(root / p) for p in ("yinsh_env", "agents", "train")]}
     ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
     return True
 

@@ -15,7 +15,7 @@ The ratings were measured once, by a calibration round robin
 (:mod:`agents.evaluation.calibrate`: its command, games and date are in the
 data file, ``python -m agents.evaluation.scale`` prints them), and are frozen:
 a fit that includes anchors keeps them at their ratings
-(``fixed=`` in :func:`agents.elo.fit_bradley_terry`) and places the other
+(``fixed=`` in :func:`agents.evaluation.elo.fit_bradley_terry`) and places the other
 agents around them.
 
 An agent is recognised as an anchor by its *identity*, not its spelling:

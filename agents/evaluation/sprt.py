@@ -21,7 +21,7 @@ thousands of simulated matches).
 
 **Which Elo.**  ``elo0`` and ``elo1`` are *logistic* Elo: expected score
 ``1 / (1 + 10 ** (-elo / 400))``, the model of every rating this project
-prints (the Bradley-Terry fits of :mod:`agents.elo`, the fixed scale of
+prints (the Bradley-Terry fits of :mod:`agents.evaluation.elo`, the fixed scale of
 :mod:`agents.evaluation.scale`), so a bound reads in the unit a user sees
 next to it: ``elo1=50`` is a gain of 50 on the scale.  fishtest moved to
 *normalised* Elo because in chess, with balanced books and 70-90% draws, the

@@ -3,7 +3,7 @@
 With several worker processes (``workers`` > 1) every worker rebuilds the
 agents: a spec string is parsed again there (a ``py:`` module imported
 again), and anything else (an :class:`~agents.base.Agent` or a callable
-passed to :func:`~agents.arena.run_arena`, a factory registered at run time
+passed to :func:`~agents.evaluation.arena.run_arena`, a factory registered at run time
 with :func:`~agents.register_agent`) is pickled, which sends classes and
 functions *by name*.  A worker can then not find one defined in a notebook
 cell or at the prompt (``__main__`` has no file to import), nor one defined

@@ -10,7 +10,7 @@ processes or on Ray actors (:mod:`agents.evaluation.runners`), each of which
 builds its own agents from the specs; every agent is first built once in the
 calling process so that a bad spec (unknown agent, missing checkpoint, a
 variant the agent was not made for) fails before any game starts.  Each game
-is one :func:`agents.match.play_match`: the PettingZoo ``agent_iter()`` loop
+is one :func:`agents.evaluation.match.play_match`: the PettingZoo ``agent_iter()`` loop
 over :func:`yinsh_env.env` that any env user runs.
 
 An agent that raises :class:`~agents.base.AgentFailure`, returns an illegal
@@ -26,7 +26,7 @@ their openings, whatever order workers finish them in, so the decision (and
 the games it counts) is the same on every runner.
 
 Results: per pairing wins/draws/losses and the score with a 95% Wilson
-interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.elo`) on the
+interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.evaluation.elo`) on the
 fixed scale (:mod:`agents.evaluation.scale`) when any of its anchors takes
 part (they keep their frozen ratings), otherwise relative to the first agent;
 time per decision per agent; every game as a
@@ -44,10 +44,11 @@ from typing import Any
 
 from yinsh_env.records import save_record
 
-from .base import Agent
-from .byo import as_agent
+from ..base import Agent
+from ..byo import as_agent
+from ..spec import make_agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
-from .evaluation.games import (
+from .games import (
     DEFAULT_OPENING_PLIES,
     GameResult,
     GameTask,
@@ -56,14 +57,13 @@ from .evaluation.games import (
     make_tasks,
     play_game,
 )
-from .evaluation.rate import RatingResult
-from .evaluation.results_db import check_db, game_writer
-from .evaluation.runners import check_backend, make_runner
-from .evaluation.scale import Scale, agent_identity, default_scale
-from .evaluation.sprt import Sprt, SprtSettings
-from .evaluation.travel import check_travel
 from .match import check_variant
-from .spec import make_agent
+from .rate import RatingResult
+from .results_db import check_db, game_writer
+from .runners import check_backend, make_runner
+from .scale import Scale, agent_identity, default_scale
+from .sprt import Sprt, SprtSettings
+from .travel import check_travel
 
 __all__ = [
     "DEFAULT_OPENING_PLIES",
@@ -283,7 +283,7 @@ def validate_specs(specs: Sequence[Any], rings_to_win: int | None = None) -> lis
     observation callable).
 
     With ``rings_to_win``, an agent made for another variant raises
-    :class:`~agents.match.VariantMismatchError` (a ``ValueError``).  On an
+    :class:`~agents.evaluation.match.VariantMismatchError` (a ``ValueError``).  On an
     error the agents already built are closed.
     """
     built: list[Agent] = []
@@ -337,7 +337,7 @@ def run_arena(
     (:mod:`agents.evaluation.results_db`), tagged ``db_event``.
 
     Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
-    spec, :class:`~agents.match.VariantMismatchError` for an agent made for
+    spec, :class:`~agents.evaluation.match.VariantMismatchError` for an agent made for
     another variant, and ``ValueError`` for bad settings, before any game.
     """
     specs = [s.strip() if isinstance(s, str) else s for s in specs]

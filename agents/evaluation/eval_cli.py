@@ -19,15 +19,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..protocol import positive_seconds
+from ..spec import available_agents
+from ..worker_pool import exit_on_signals
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
-from .evaluation.rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
-from .evaluation.results_db import check_db
-from .evaluation.runners import BACKENDS, check_backend
-from .evaluation.scale import Scale, load_scale
-from .evaluation.sprt import Sprt, SprtSettings
-from .protocol import positive_seconds
-from .spec import available_agents
-from .worker_pool import exit_on_signals
+from .rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
+from .results_db import check_db
+from .runners import BACKENDS, check_backend
+from .scale import Scale, load_scale
+from .sprt import Sprt, SprtSettings
 
 #: Most games of an SPRT match when ``--games`` is not given.
 DEFAULT_SPRT_GAMES = 1000
