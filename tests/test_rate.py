@@ -60,7 +60,7 @@ def test_cli_rate_prints_the_rating_on_the_named_scale(
     args = ["--rate", "greedy:noise=500", "--scale", str(scale_file), "--json", str(out)]
     assert eval_main([*args, "--games", "12", "--ci-width", "2000", "--seed", "3"]) == 0
     text = capsys.readouterr().out
-    assert "on the yinsh-v1 scale (random = 0)" in text and "after 2 games" in text
+    assert "on the yinsh-v1 scale (random = 0)" in text and "after 4 games" in text
     rating = json.loads(out.read_text())["rating"]
     assert set(rating) == {"agent", "elo", "ci95", "scale"}
     assert rating["agent"] == "greedy:noise=500" and rating["scale"] == "yinsh-v1"

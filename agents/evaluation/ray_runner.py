@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .games import GameResult, GameTask
-from .runners import init_worker, play_task, registry_snapshot
+from .workers import init_worker, play_task, registry_snapshot
 
 try:
     import ray
