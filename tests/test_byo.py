@@ -237,3 +237,21 @@ def test_a_script_agent_with_two_workers_errs_clearly_or_plays(
         assert "cannot travel to worker processes" in done.stderr
         assert 'if __name__ == "__main__":' in done.stderr
         assert "BrokenProcessPool" not in done.stderr
+
+
+def test_the_readme_example_plays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    import torch
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(# my_agents\.py.*?)```", readme, re.S)
+    assert block, "the README shows my_agents.py"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "my_agents", raising=False)
+    (tmp_path / "my_agents.py").write_text(block.group(1))
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(11 * 11 * 17, 2142))
+    torch.save(net, tmp_path / "policy.pt")
+    result = run_arena(["py:my_agents:make_agent,path=policy.pt", "random"], 2, progress=False)
+    assert result.pairings[0].games == 2 and result.pairings[0].a_forfeits == 0
