@@ -16,6 +16,10 @@ Moves are ordered by the transposition-table move, then (at nodes two or more
 units from the horizon) by the static evaluation of the child, otherwise by the
 history heuristic.  The table is keyed on the Zobrist hash and kept between
 moves of a game; :meth:`AlphaBetaAgent.reset` clears it.
+
+A :func:`~agents.search.stopping.stop_when` condition (the engine protocol's
+``stop``) is polled with the clock and ends the search once depth 1 is
+complete, with the best move of the last completed depth.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
 from .base import Agent
 from .heuristics import WIN_SCORE, evaluate
 from .params import Seconds, checked
+from .search.stopping import current_stop
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
@@ -179,6 +184,9 @@ class AlphaBetaAgent(Agent):
             if self._deadline and time.perf_counter() > self._deadline:
                 raise _OutOfTime
             if self._node_limit and self.nodes > self._node_limit:
+                raise _OutOfTime
+            stop = current_stop()
+            if stop is not None and self.completed_depth and stop():
                 raise _OutOfTime
         me = state.to_act
         quiet = state.phase <= MOVE  # PLACE or MOVE: no removal pending

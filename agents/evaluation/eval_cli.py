@@ -10,6 +10,16 @@ Examples::
 Ratings are printed on the fixed scale (:mod:`agents.evaluation.scale`)
 whenever one of its anchors takes part, and the output says which scale a
 number is on.
+
+Every argument is checked before the first game (:mod:`agents.cli_args`):
+the ``--json`` and ``--plot`` files must be writable in an existing folder
+(``--plot`` with an extension matplotlib writes), ``--records`` must be a
+folder or not exist yet (it is created, parents too), ``--sprt`` must name
+valid hypotheses, ``--db`` must be a results database or a new file, and the
+specs must build.  The exit status is 0 when every game was played out, 1
+when a game was forfeited because an agent failed (crashed, an engine died,
+an illegal action; the results are still printed and written, and a last
+line says which), 2 for bad arguments, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -19,10 +29,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..protocol import positive_seconds
+from ..cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
+from ..protocol import MAX_SEED, positive_seconds
 from ..spec import available_agents
 from ..worker_pool import exit_on_signals
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
+from .games import GameResult
 from .rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
 from .results_db import check_db
 from .runners import BACKENDS, check_backend
@@ -31,6 +43,9 @@ from .sprt import Sprt, SprtSettings
 
 #: Most games of an SPRT match when ``--games`` is not given.
 DEFAULT_SPRT_GAMES = 1000
+#: Most games per pairing, and worker processes, a command line may ask for.
+MAX_GAMES = 1_000_000
+MAX_WORKERS = 1024
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--games",
         "-n",
-        type=int,
+        type=int_in(1, MAX_GAMES),
         help=(
             "games per pairing (the most, with --sprt: default "
             f"{DEFAULT_SPRT_GAMES}; with --rate: default {DEFAULT_RATE_GAMES})"
@@ -60,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers",
         "-w",
-        type=int,
+        type=int_in(1, MAX_WORKERS),
         help="worker processes (default 1), or Ray actors (default: one per CPU of the cluster)",
     )
     parser.add_argument(
@@ -73,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--address",
         help="with --backend ray: the cluster (auto, ray://head:10001; default a local Ray)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of openings and agents")
+    parser.add_argument(
+        "--seed", type=int_in(0, MAX_SEED), default=0, help="seed of openings and agents"
+    )
     parser.add_argument(
         "--sprt",
         metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]",
@@ -82,28 +99,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", metavar="SPEC", help="rate one agent on the fixed scale")
     parser.add_argument(
         "--ci-width",
-        type=float,
+        type=number_in(0, 10_000, above=True),
         default=DEFAULT_CI_WIDTH,
         metavar="ELO",
         help=f"--rate stops when the 95%% interval is narrower (default {DEFAULT_CI_WIDTH:g})",
     )
     parser.add_argument(
-        "--scale", metavar="FILE", help="a rating scale file (default: the shipped one)"
+        "--scale",
+        metavar="FILE",
+        type=input_file,
+        help="a rating scale file (default: the shipped one)",
     )
     parser.add_argument(
         "--db", metavar="FILE", help="append every finished game to this SQLite results database"
     )
-    parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    parser.add_argument("--records", metavar="DIR", help="save every game as a .yinsh record")
-    parser.add_argument("--plot", metavar="PATH", help="Elo bar chart (needs matplotlib)")
+    parser.add_argument(
+        "--json", metavar="PATH", type=output_file(), help="write the results as JSON"
+    )
+    parser.add_argument(
+        "--records",
+        metavar="DIR",
+        type=output_dir,
+        help="save every game as a .yinsh record (the folder is created if missing)",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="PATH",
+        type=image_file,
+        help="Elo bar chart, .png, .svg, .pdf... (needs matplotlib)",
+    )
     parser.add_argument(
         "--opening-plies",
-        type=int,
+        type=int_in(0, 10),
         default=DEFAULT_OPENING_PLIES,
         help=f"random ring placements opening each game (default {DEFAULT_OPENING_PLIES})",
     )
     parser.add_argument(
-        "--rings-to-win", type=int, default=3, help="3 for the standard game, 1 for Blitz"
+        "--rings-to-win", type=int_in(1, 5), default=3, help="3 for the standard game, 1 for Blitz"
     )
     parser.add_argument(
         "--move-time-limit",
@@ -128,12 +160,8 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
         raise ValueError("give at least two agent specs (or --rate SPEC)")
     elif args.games is None and args.sprt is None:
         raise ValueError("--games is needed (games per pairing)")
-    if args.games is not None and args.games < 1:
-        raise ValueError(f"--games must be >= 1, got {args.games}")
     if args.workers is None:
         args.workers = 0 if args.backend == "ray" else 1
-    elif args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.address is not None and args.backend != "ray":
         raise ValueError("--address goes with --backend ray")
     check_backend(args.backend)
@@ -206,18 +234,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("yinsh-eval: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a records folder that went away mid-run, a full disk
+        print(f"yinsh-eval: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
     print(result.report())
-    if args.json:
-        save_json(result, args.json)
-        print(f"\nresults written to {args.json}")
-    if args.records:
-        print(f"game records in {args.records}")
-    if args.plot:
-        if plot_elo(result, args.plot):
+    try:
+        if args.json:
+            save_json(result, args.json)
+            print(f"\nresults written to {args.json}")
+        if args.records:
+            print(f"game records in {args.records}")
+        if args.plot and plot_elo(result, args.plot):
             print(f"Elo plot written to {args.plot}")
-        else:
-            print("matplotlib is not installed: no plot written", file=sys.stderr)
-    return 0
+    except OSError as exc:
+        print(f"yinsh-eval: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    return _forfeit_status(result.games, result.agents)
+
+
+def _forfeit_status(games: Sequence[GameResult], names: Sequence[str]) -> int:
+    """1, with a line on stderr, when an agent failed (not for a move time limit's timeouts)."""
+    failed = [g for g in games if g.termination == "forfeit"]
+    if not failed:
+        return 0
+    first = failed[0]
+    who = "?" if first.forfeiter is None else names[first.forfeiter]
+    print(
+        f"yinsh-eval: {len(failed)} of {len(games)} game(s) forfeited because an agent "
+        f"failed; first: game {first.task.index}, {who}: {first.reason[:200]}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":

@@ -92,6 +92,11 @@ class RatingResult:
     stopped: str = ""
     note: str = ""
 
+    @property
+    def agents(self) -> list[str]:
+        """The match's agents by index: the rated one, then the anchors."""
+        return [self.agent, *(s.anchor for s in self.scores)]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "rating": {
