@@ -223,15 +223,15 @@ def plot_curve(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
-    parser.add_argument("run_dirs", type=input_dir, nargs="+", metavar="RUN_DIR")
+    parser.add_argument("run_dir", type=input_dir, nargs="+", help="one or more run folders")
     parser.add_argument("--out", type=image_file, help="also draw the curve to this image file")
     parser.add_argument("--json", type=output_file(), help="also write the curve as JSON")
     parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
-        curves = [strength_curve(run) for run in args.run_dirs]
+        curves = [strength_curve(run) for run in args.run_dir]
         if args.out is not None:
-            title = args.title or ", ".join(str(r) for r in args.run_dirs)
+            title = args.title or ", ".join(str(r) for r in args.run_dir)
             plot_curve(curves, args.out, title)
     except (FileNotFoundError, ImportError, ValueError) as exc:
         print(f"train.curve: {exc}", file=sys.stderr)

@@ -157,10 +157,9 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         if create:
-            conn.execute("PRAGMA journal_mode = WAL")
-            # In WAL mode NORMAL survives any crash of the process (only a power
-            # cut can lose the last transactions).
-            conn.execute("PRAGMA synchronous = NORMAL")
+            # The identity and the schema first, in one transaction: the file is
+            # never seen non-empty without our application_id (a second writer
+            # starting at the same moment would refuse it).
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
@@ -172,6 +171,10 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            conn.execute("PRAGMA journal_mode = WAL")
+            # In WAL mode NORMAL survives any crash of the process (only a power
+            # cut can lose the last transactions).
+            conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise ResultsDBError(f"--db {path}: {exc}") from None
