@@ -75,10 +75,20 @@ class NetAgent(Agent):
         return [str(self.checkpoint)]
 
     def identity(self) -> str:
-        """``net:sha256=<first 16 hex of the weights file>,sims=N``: any path, one player."""
+        """``net:sha256=<first 16 hex of the weights file>,sims=N``: any path, one player.
+
+        A time budget or a lower precision (when set) is part of it: they change the moves.
+        """
         if self._identity is None:
             digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
-            self._identity = f"net:sha256={digest[:16]},sims={self.sims}"
+            parts = [f"net:sha256={digest[:16]}", f"sims={self.sims}"]
+            time_budget = getattr(self, "time_budget", 0.0)
+            if time_budget:
+                parts.append(f"time={time_budget:g}")
+            precision = getattr(self, "precision", "fp32")
+            if precision != "fp32":
+                parts.append(f"precision={precision}")
+            self._identity = ",".join(parts)
         return self._identity
 
     def act(self, state: State) -> int:
