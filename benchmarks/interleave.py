@@ -285,9 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     same = len({frozenset(d) for d in digests.values()}) == 1
     print(
         "games played: "
-        + ("the same on every side" if same else "different (" + ", ".join(
-            f"{k} {'/'.join(sorted(v))}" for k, v in digests.items()
-        ) + ")")
+        + (
+            "the same on every side"
+            if same
+            else "different ("
+            + ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in digests.items())
+            + ")"
+        )
     )
     return 0
 
