@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from agents import AgentSpecError, make_agent
 from agents.search import network_leaf
 from train.config import NetworkConfig
 from train.inference import NetworkEvaluator
@@ -13,6 +16,12 @@ from train.network import PolicyValueNet
 from yinsh_env import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def export_graph(model: PolicyValueNet) -> bytes:
+    from train.onnx_inference import export_onnx
+
+    return export_onnx(model)
 
 
 def tiny_model(seed: int = 0) -> PolicyValueNet:
@@ -48,3 +57,47 @@ def test_the_onnx_evaluator_answers_leaves_as_the_torch_evaluator() -> None:
             assert got.shape == leaf.actions.shape
             np.testing.assert_allclose(got, want, atol=1e-5)
     assert fast.positions == 1 + len(leaves) and fast.batches == 2
+
+
+def test_the_int8_evaluator_runs_quantised_convolutions_close_to_the_float_network() -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    import onnx
+
+    from train.onnx_inference import OnnxEvaluator
+    from train.quantize import calibration_planes, quantize_int8
+
+    model = tiny_model(1)
+    exact = OnnxEvaluator(model)
+    planes = calibration_planes(exact, count=24, seed=3)
+    assert planes.shape == (24, 11, 11, 17)
+    assert not np.array_equal(planes, calibration_planes(exact, count=24, seed=4))  # seeded games
+    int8 = onnx.load_from_string(quantize_int8(export_graph(model), planes))
+    ops = [n.op_type for n in int8.graph.node]
+    assert ops.count("QuantizeLinear") >= 2 and "DequantizeLinear" in ops
+    fast = OnnxEvaluator(model, precision="int8")
+    assert fast.precision == "int8" and fast.positions == 0  # calibration is not counted
+    leaves = [network_leaf(s) for s in game_positions(40, seed=5)]
+    logits, values = fast(leaves)
+    ref_logits, ref_values = exact(leaves)
+    assert np.abs(values - ref_values).max() < 0.1
+    assert np.abs(values - ref_values).max() > 0.0  # really another graph
+    for got, want in zip(logits, ref_logits):
+        assert np.corrcoef(got, want)[0, 1] > 0.9
+
+
+def test_int8_needs_onnx_runtime_and_bad_precisions_are_refused_by_name() -> None:
+    from train.onnx_inference import make_evaluator, precision_name
+
+    with pytest.raises(ValueError, match="'int4'"):
+        precision_name("int4")
+    with pytest.raises(ValueError, match="int8"):
+        make_evaluator(tiny_model(), torch.device("cpu"), "torch", precision="int8")
+
+
+def test_net_agents_take_a_precision_and_refuse_an_unknown_one(tiny_run_dir: Path) -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    agent = make_agent(f"net:path={tiny_run_dir},sims=4,precision=int8", seed=0)
+    state = game_positions(12, seed=2)[-1]
+    assert agent.act(state.copy()) in state.legal_actions()
+    with pytest.raises(AgentSpecError, match="int4"):
+        make_agent(f"net:path={tiny_run_dir},precision=int4")

@@ -25,7 +25,7 @@ from yinsh_env.state import State
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
 from .inference import resolve_device
 from .mcts import network_search
-from .onnx_inference import backend_name, make_evaluator
+from .onnx_inference import backend_name, make_evaluator, precision_name
 
 
 class NetAgent(Agent):
@@ -39,6 +39,7 @@ class NetAgent(Agent):
         device: str = "cpu",
         threads: int = 1,
         backend: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(seed)
         if not path:
@@ -55,7 +56,11 @@ class NetAgent(Agent):
         self.sims = sims
         torch.set_num_threads(threads)
         self.evaluator = make_evaluator(
-            model, resolve_device(device), backend_name(backend), threads=threads
+            model,
+            resolve_device(device),
+            backend_name(backend),
+            threads=threads,
+            precision=precision_name(precision),
         )
         self.np_rng = np.random.default_rng(seed)
 

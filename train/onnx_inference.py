@@ -16,7 +16,7 @@ import io
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -28,6 +28,8 @@ from .inference import NetworkEvaluator
 from .network import PolicyValueNet
 
 Backend = Literal["auto", "torch", "onnx"]
+#: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions (:mod:`train.quantize`).
+Precision = Literal["fp32", "int8"]
 
 
 def onnx_available() -> bool:
@@ -67,19 +69,33 @@ def export_onnx(model: PolicyValueNet) -> bytes:
 
 
 class OnnxEvaluator(NetworkEvaluator):
-    """:class:`NetworkEvaluator` whose forward pass runs in ONNX Runtime (CPU)."""
+    """:class:`NetworkEvaluator` whose forward pass runs in ONNX Runtime (CPU).
 
-    def __init__(self, model: PolicyValueNet, threads: int = 1) -> None:
+    ``precision="int8"`` runs the tower's convolutions in int8
+    (:mod:`train.quantize`), calibrated on positions of the network's own
+    raw-policy games, played with the float graph when the evaluator is built.
+    """
+
+    def __init__(self, model: PolicyValueNet, threads: int = 1, precision: str = "fp32") -> None:
         super().__init__(model, torch.device("cpu"))
+        self.precision = precision_name(precision)
+        self.threads = threads
+        graph = export_onnx(self.model)
+        self.session = self._session(graph)
+        if self.precision == "int8":
+            from .quantize import calibration_planes, quantize_int8
+
+            self.session = self._session(quantize_int8(graph, calibration_planes(self)))
+            self.reset_timers()
+
+    def _session(self, graph: bytes) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only
-        self.session = ort.InferenceSession(
-            export_onnx(self.model), options, providers=["CPUExecutionProvider"]
-        )
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
     def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
         """The evaluator's answer in numpy alone: no tensors on the way in or out.
@@ -113,20 +129,35 @@ def backend_name(text: str) -> Backend:
     return text  # type: ignore[return-value]
 
 
+def precision_name(text: str) -> Precision:
+    """``text`` as a :data:`Precision`; ValueError naming it otherwise."""
+    if text not in ("fp32", "int8"):
+        raise ValueError(f"inference precision {text!r}: expected fp32 or int8")
+    return text  # type: ignore[return-value]
+
+
 def make_evaluator(
     model: PolicyValueNet,
     device: torch.device,
     backend: Backend = "auto",
     amp: bool = False,
     threads: int = 1,
+    precision: Precision = "fp32",
 ) -> NetworkEvaluator:
-    """ONNX Runtime where asked or (``auto``) where installed and on the CPU; else PyTorch."""
+    """ONNX Runtime where asked or (``auto``) where installed and on the CPU; else PyTorch.
+
+    ``precision="int8"`` needs ONNX Runtime (and the CPU); with ``auto`` where it
+    is missing, the float network runs in PyTorch instead.
+    """
     backend = backend_name(backend)
+    precision = precision_name(precision)
     cpu = device.type == "cpu"
     if backend == "onnx" and not (cpu and onnx_available()):
         raise ValueError(
             "inference backend 'onnx' needs the CPU and onnxruntime (pip install 'yinsh[onnx]')"
         )
+    if backend == "torch" and precision == "int8":
+        raise ValueError("inference precision 'int8' runs in ONNX Runtime, not backend 'torch'")
     if backend == "onnx" or (backend == "auto" and cpu and not amp and onnx_available()):
-        return OnnxEvaluator(model, threads)
+        return OnnxEvaluator(model, threads, precision)
     return NetworkEvaluator(model, device, amp=amp)

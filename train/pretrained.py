@@ -55,9 +55,10 @@ class PretrainedAgent(NetAgent):
         device: str = "cpu",
         threads: int = 1,
         backend: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         path = str(weights_path())
-        super().__init__(seed, path, sims, device, threads, backend)
+        super().__init__(seed, path, sims, device, threads, backend, precision)
 
 
 def metadata(path: str | Path | None = None) -> dict[str, Any]:
