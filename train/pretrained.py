@@ -56,9 +56,10 @@ class PretrainedAgent(NetAgent):
         threads: int = 1,
         backend: str = "auto",
         precision: str = "fp32",
+        time: float = 0.0,
     ) -> None:
         path = str(weights_path())
-        super().__init__(seed, path, sims, device, threads, backend, precision)
+        super().__init__(seed, path, sims, device, threads, backend, precision, time)
 
 
 def metadata(path: str | Path | None = None) -> dict[str, Any]:

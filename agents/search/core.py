@@ -52,8 +52,9 @@ class Search:
     descending and undoes them before returning, so it is unchanged between
     calls.  ``root`` may be a subtree kept from the previous decision.  With
     ``solver`` the tree keeps MCTS-Solver proofs and stops once the root is
-    proven; with ``deadline`` (a :func:`time.perf_counter` time) it stops then
-    instead of after ``simulations``.
+    proven; with ``deadline`` (a time on ``clock``, :func:`time.perf_counter` by
+    default) it stops then if ``simulations`` are not done yet (a search on a
+    clock plans them: :class:`~agents.search.budget.SimulationRate`).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class Search:
         make_leaf: LeafMaker = network_leaf,
         solver: bool = False,
         deadline: float = 0.0,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.state = state
         self.rules = rules
@@ -77,6 +79,7 @@ class Search:
         self.make_leaf = make_leaf
         self.solver = solver
         self.deadline = deadline
+        self.clock = clock
         self.done_simulations = 0
         self._pending: tuple[Path, Leaf] | None = None
         self._plan = RootPlan(np.zeros(0))
@@ -91,9 +94,9 @@ class Search:
         done = self.done_simulations
         if self.solver and root.proven != UNPROVEN:
             return True  # the result is known: more simulations cannot change the choice
-        if self.deadline:
-            return done > 0 and time.perf_counter() >= self.deadline
-        return done >= self.simulations
+        if done >= self.simulations:
+            return True
+        return bool(self.deadline) and done > 0 and self.clock() >= self.deadline
 
     def next_leaf(self) -> Leaf | None:
         """Run simulations until one needs an evaluation; None once the search is finished.
