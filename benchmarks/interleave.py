@@ -119,7 +119,9 @@ class SelfPlayJob:
         torch.manual_seed(config.seed)
         model = PolicyValueNet(config.network)
         device = resolve_device(config.device)
-        self.evaluator = make_evaluator(model, device, config.inference, amp=config.amp)
+        precision = getattr(config, "inference_precision", None)  # not in older codes
+        extra = {} if precision is None else {"precision": precision}
+        self.evaluator = make_evaluator(model, device, config.inference, amp=config.amp, **extra)
         self.seeds = [game_seed(config.seed, 0, g) for g in range(games)]
         self.config = config
         self.play_games = play_games

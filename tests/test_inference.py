@@ -85,6 +85,26 @@ def test_the_int8_evaluator_runs_quantised_convolutions_close_to_the_float_netwo
         assert np.corrcoef(got, want)[0, 1] > 0.9
 
 
+def test_every_tower_convolution_of_an_untrained_network_runs_in_int8(tmp_path: Path) -> None:
+    """An untrained network's equal (zero) biases are shared by the exporter; each
+    convolution still gets its own, so ONNX Runtime fuses all of them into int8 kernels."""
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    import onnx
+    import onnxruntime as ort
+
+    from train.onnx_inference import OnnxEvaluator
+    from train.quantize import calibration_planes, quantize_int8
+
+    model = tiny_model(2)  # 1 block: the stem and two convolutions in the tower
+    planes = calibration_planes(OnnxEvaluator(model), count=16)
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    options.log_severity_level = 3
+    ort.InferenceSession(quantize_int8(export_graph(model), planes), options)
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node]
+    assert ops.count("QLinearConv") == 3
+
+
 def test_int8_needs_onnx_runtime_and_bad_precisions_are_refused_by_name() -> None:
     from train.onnx_inference import make_evaluator, precision_name
 

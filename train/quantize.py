@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,27 @@ def calibration_planes(evaluate: Evaluate, count: int = 128, seed: int = 0) -> n
     return np.stack(planes)
 
 
+def _own_initializers(model: Any) -> None:
+    """Give each ``Identity`` of an initializer its own copy of the initializer.
+
+    PyTorch's exporter keeps one copy of equal constants (an untrained
+    network's biases are all zero) and feeds the others through ``Identity``
+    nodes; the quantiser only quantises a bias that is an initializer, and
+    ONNX Runtime cannot fuse a convolution whose bias stayed float, which then
+    runs in float between a dequantise and a quantise (slower than float).
+    """
+    from onnx import TensorProto
+
+    initializers = {i.name: i for i in model.graph.initializer}
+    for node in list(model.graph.node):
+        if node.op_type == "Identity" and node.input[0] in initializers:
+            copy = TensorProto()
+            copy.CopyFrom(initializers[node.input[0]])
+            copy.name = node.output[0]
+            model.graph.initializer.append(copy)
+            model.graph.node.remove(node)
+
+
 @contextmanager
 def _quiet_quantizer() -> Iterator[None]:
     """ONNX Runtime's quantiser logs advice (pre-processing, shape inference) as warnings."""
@@ -68,8 +90,14 @@ def _quiet_quantizer() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def quantize_int8(graph: bytes, planes: np.ndarray, batch: int = 64) -> bytes:
-    """The float ONNX ``graph`` with int8 convolutions, ranges calibrated on ``planes``."""
+def quantize_int8(
+    graph: bytes, planes: np.ndarray, batch: int = 64, float_nodes: bool = True
+) -> bytes:
+    """The float ONNX ``graph`` with int8 convolutions, ranges calibrated on ``planes``.
+
+    ``float_nodes``: keep the policy head's convolutions in float (the network's
+    graph); False quantises every convolution (any graph with a ``planes`` input).
+    """
     import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
@@ -87,8 +115,9 @@ def quantize_int8(graph: bytes, planes: np.ndarray, batch: int = 64) -> bytes:
             return None if chunk is None else {"planes": np.ascontiguousarray(chunk)}
 
     model = onnx.load_from_string(graph)
-    float_nodes = [n.name for n in model.graph.node if n.name.startswith(FLOAT_NODES_PREFIX)]
-    if not float_nodes:
+    _own_initializers(model)
+    excluded = [n.name for n in model.graph.node if n.name.startswith(FLOAT_NODES_PREFIX)]
+    if float_nodes and not excluded:
         raise ValueError(f"no node named {FLOAT_NODES_PREFIX}* in the graph: the export changed")
     with tempfile.TemporaryDirectory(prefix="yinsh-int8-") as folder, _quiet_quantizer():
         out = Path(folder) / "int8.onnx"
@@ -98,7 +127,7 @@ def quantize_int8(graph: bytes, planes: np.ndarray, batch: int = 64) -> bytes:
             Reader(),
             quant_format=QuantFormat.QDQ,
             op_types_to_quantize=["Conv"],
-            nodes_to_exclude=float_nodes,
+            nodes_to_exclude=excluded if float_nodes else [],
             per_channel=True,
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
