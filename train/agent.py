@@ -8,8 +8,8 @@ for that many seconds of wall clock instead, whatever the machine's load
 (simulations planned from the measured rate: :mod:`agents.search.budget`).
 Simulations are the default, so seeded games reproduce.  ``precision=int8``
 runs the network's convolutions in int8 (:mod:`train.quantize`).  A missing
-or corrupt checkpoint fails when the agent is built, so the arena stops
-before any game.
+or corrupt checkpoint, or one with NaN or infinite weights, fails when the
+agent is built (:mod:`train.checkpoint`), so the arena stops before any game.
 
 Building the agent sets torch's thread count for the process (``threads``,
 default 1): evaluating one position at a time gains nothing from more
@@ -18,7 +18,6 @@ threads, and idle threads spinning on a busy machine slow it down many times.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.params import Backend, Device, OptionalSims, PathText, Seconds, Threads, checked
 from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
 from agents.search.budget import SimulationRate
 from yinsh_env.state import State
@@ -35,7 +35,8 @@ from yinsh_env.state import State
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
 from .inference import resolve_device
 from .mcts import network_search, search_rules
-from .onnx_inference import backend_name, make_evaluator, precision_name
+from .onnx_inference import Precision, make_evaluator
+from .preflight import check_device
 
 #: The share of a time budget the search plans for: the rest covers choosing
 #: the move and the simulation under way when the deadline passes.
@@ -45,26 +46,20 @@ TIME_SHARE: Final = 0.95
 class NetAgent(Agent):
     """Plays with a trained network, raw (``sims=0``) or with tree search."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        path: str = "",
-        sims: int = 0,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
-        precision: str = "fp32",
-        time: float = 0.0,
+        path: PathText = "",
+        sims: OptionalSims = 0,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
+        precision: Precision = "fp32",
+        time: Seconds = 0.0,
     ) -> None:
         super().__init__(seed)
-        if not path:
-            raise ValueError("the net agent needs path=CHECKPOINT_FILE_OR_RUN_DIR")
-        if sims < 0:
-            raise ValueError(f"sims must be >= 0, got {sims}")
-        if not 0 <= time < math.inf:
-            raise ValueError(f"time must be a finite number of seconds >= 0, got {time}")
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        check_device(device)
         self.checkpoint = resolve_checkpoint(path)
         model, config, _ = load_model(self.checkpoint)
         self.search_config = config.search
@@ -80,11 +75,7 @@ class NetAgent(Agent):
         self.last_sims = 0
         torch.set_num_threads(threads)
         self.evaluator = make_evaluator(
-            model,
-            resolve_device(device),
-            backend_name(backend),
-            threads=threads,
-            precision=precision_name(precision),
+            model, resolve_device(device), backend, threads=threads, precision=precision
         )
         self.np_rng = np.random.default_rng(seed)
 

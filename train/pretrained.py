@@ -29,8 +29,19 @@ from typing import Any
 
 import torch
 
+from agents.cli_args import any_path, input_file, number_in, output_file
+from agents.params import Backend, Device, OptionalSims, Seconds, Threads, checked
+
 from .agent import NetAgent
-from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
+from .checkpoint import (
+    CheckpointError,
+    atomic_save,
+    read_file,
+    resolve_checkpoint,
+    slim_checkpoint,
+)
+from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
+from .onnx_inference import Precision
 
 WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
@@ -48,15 +59,16 @@ def weights_path() -> Path:
 class PretrainedAgent(NetAgent):
     """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = DEFAULT_SIMS,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
-        precision: str = "fp32",
-        time: float = 0.0,
+        sims: OptionalSims = DEFAULT_SIMS,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
+        precision: Precision = "fp32",
+        time: Seconds = 0.0,
     ) -> None:
         path = str(weights_path())
         super().__init__(seed, path, sims, device, threads, backend, precision, time)
@@ -85,25 +97,20 @@ def export(source: str | Path, out: str | Path, info: dict[str, Any]) -> Path:
     """Write the network of checkpoint ``source`` with ``info`` as a slim checkpoint."""
     resolved = resolve_checkpoint(source)
     data = read_file(resolved)
-    model = {k: v.float().contiguous() for k, v in data["model"].items()}
-    meta = {
+    meta: dict[str, Any] = {
         "source": str(resolved),
         "iteration": int(data["iteration"]),
         "exported": date.today().isoformat(),
         "machine": machine(),
         "torch": str(torch.__version__),
-        **info,
     }
-    slim = {
-        "format": FORMAT,
-        "version": VERSION,
-        "iteration": int(data["iteration"]),
-        "config": data["config"],
-        "model": model,
-        "metadata": meta,
-    }
+    history = data.get("history")
+    if isinstance(history, dict) and CPU_KEY in history:
+        # Where a run continuing from this file starts its CPU clock (train.init_weights).
+        meta[TRAIN_CPU_KEY] = float(history[CPU_KEY])
+    meta.update(info)
     out = Path(out)
-    atomic_save(slim, out)
+    atomic_save(slim_checkpoint(data, meta), out)
     return out
 
 
@@ -111,15 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.pretrained", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write a checkpoint's network as a slim file")
-    ex.add_argument("checkpoint", help="checkpoint file or run directory")
-    ex.add_argument("--out", type=Path, default=WEIGHTS)
+    ex.add_argument("checkpoint", type=any_path, help="checkpoint file or run directory")
+    ex.add_argument("--out", type=output_file(), default=WEIGHTS)
     ex.add_argument("--command", dest="made_by", default="", help="the training command")
-    ex.add_argument("--cpu-hours", type=float, default=None)
-    ex.add_argument("--wall-hours", type=float, default=None)
+    ex.add_argument("--cpu-hours", type=number_in(0, 1e6), default=None)
+    ex.add_argument("--wall-hours", type=number_in(0, 1e6), default=None)
     ex.add_argument("--notes", default="")
-    ex.add_argument("--results", type=Path, help="a JSON file of measured results to embed")
+    ex.add_argument("--results", type=input_file, help="a JSON file of measured results to embed")
     info = sub.add_parser("info", help="print a slim checkpoint's metadata")
-    info.add_argument("path", nargs="?", type=Path, default=None)
+    info.add_argument("path", nargs="?", type=input_file, default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "export":
@@ -129,14 +136,25 @@ def main(argv: list[str] | None = None) -> int:
             if args.wall_hours is not None:
                 extra["wall_hours"] = args.wall_hours
             if args.results is not None:
-                extra["results"] = json.loads(args.results.read_text())
+                extra["results"] = _results(args.results)
             print(f"wrote {export(args.checkpoint, args.out, extra)}")
         else:
             print(json.dumps(metadata(args.path), indent=1))
-    except (CheckpointError, OSError, json.JSONDecodeError) as exc:
+    except (CheckpointError, OSError) as exc:
         print(f"train.pretrained: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _results(path: Path) -> Any:
+    """The JSON value of a results file; CheckpointError naming the file, in one line."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise CheckpointError(f"--results file {path} is not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, deep nesting
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"--results file {path} is not JSON: {reason}") from None
 
 
 if __name__ == "__main__":

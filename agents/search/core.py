@@ -24,6 +24,7 @@ from yinsh_env.state import State
 
 from .analysis import Analysis, analysis_of
 from .rules import RootPlan, Rules
+from .stopping import StopCondition, current_stop
 from .tree import UNPROVEN, Leaf, Node, Path, backup, backup_proofs, white_value
 
 #: Builds the :class:`Leaf` of the position the search stands on (``root``: the
@@ -55,6 +56,9 @@ class Search:
     proven; with ``deadline`` (a time on ``clock``, :func:`time.perf_counter` by
     default) it stops then if ``simulations`` are not done yet (a search on a
     clock plans them: :class:`~agents.search.budget.SimulationRate`).
+    ``should_stop`` (by default the condition of the enclosing
+    :func:`~agents.search.stopping.stop_when`) ends it early, after at least
+    one simulation, with its best so far; a deadline is one more such condition.
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class Search:
         make_leaf: LeafMaker = network_leaf,
         solver: bool = False,
         deadline: float = 0.0,
+        should_stop: StopCondition | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.state = state
@@ -79,6 +84,7 @@ class Search:
         self.make_leaf = make_leaf
         self.solver = solver
         self.deadline = deadline
+        self.should_stop = should_stop if should_stop is not None else current_stop()
         self.clock = clock
         self.done_simulations = 0
         self._pending: tuple[Path, Leaf] | None = None
@@ -96,6 +102,8 @@ class Search:
             return True  # the result is known: more simulations cannot change the choice
         if done >= self.simulations:
             return True
+        if done > 0 and self.should_stop is not None and self.should_stop():
+            return True  # cancelled (the protocol's stop): the best so far stands
         return bool(self.deadline) and done > 0 and self.clock() >= self.deadline
 
     def next_leaf(self) -> Leaf | None:

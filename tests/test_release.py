@@ -1,0 +1,147 @@
+"""The release: one version everywhere, a license, a changelog, valid citation metadata,
+and a wheel that carries every package and plays from any folder once installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+import yinsh_env
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOTS = ("yinsh_env", "agents", "train")
+
+
+def _pyproject() -> dict:
+    tomllib = pytest.importorskip("tomllib")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _source_packages() -> set[str]:
+    """Every directory with an ``__init__.py`` under the project's packages, dotted."""
+    found = set()
+    for root in PACKAGE_ROOTS:
+        for init in (ROOT / root).rglob("__init__.py"):
+            found.add(".".join(init.parent.relative_to(ROOT).parts))
+    return found
+
+
+def test_the_version_has_one_source() -> None:
+    project = _pyproject()
+    assert "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "yinsh_env.__version__"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", yinsh_env.__version__)
+
+
+def test_every_package_directory_ships() -> None:
+    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
+    missing = _source_packages() - listed
+    assert not missing, f"package directories missing from pyproject's packages: {missing}"
+
+
+def test_license_is_mit_as_pyproject_says() -> None:
+    assert _pyproject()["project"]["license"] == "MIT"
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License")
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
+
+
+def test_changelog_follows_keep_a_changelog_and_names_this_version() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert "keepachangelog.com" in text
+    versions = re.findall(r"^## \[([^\]]+)\]", text, flags=re.M)
+    assert versions[0] == "Unreleased"
+    assert yinsh_env.__version__ in versions
+    for heading in re.findall(r"^### (.+)$", text, flags=re.M):
+        assert heading in {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+def test_citation_file_is_valid_cff_and_matches_the_version() -> None:
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    schema = json.loads((ROOT / "tests" / "data" / "citation-cff-1.2.0.schema.json").read_text())
+    jsonschema.validate(citation, schema)
+    assert citation["version"] == yinsh_env.__version__
+    assert citation["license"] == "MIT"
+
+
+def test_the_schema_check_can_fail() -> None:
+    schema = json.loads((ROOT / "tests" / "data" / "citation-cff-1.2.0.schema.json").read_text())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"cff-version": "1.2.0", "title": "x"}, schema)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*command, "-q", "-w", str(out), str(ROOT)], check=True, capture_output=True)
+    (built,) = out.glob("yinsh-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
+    assert wheel.name.startswith(f"yinsh-{yinsh_env.__version__}-")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    sources = {
+        p.relative_to(ROOT).as_posix()
+        for root in PACKAGE_ROOTS
+        for p in (ROOT / root).rglob("*.py")
+    }
+    assert not sources - names, f"modules missing from the wheel: {sorted(sources - names)}"
+    assert "train/weights/pretrained.pt" in names
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    # The dependencies come from this interpreter; the project only from the wheel.
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--ignore-installed",
+        str(wheel),
+    ]
+    subprocess.run(install, check=True, capture_output=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = (
+        "import agents, train, yinsh_env\n"
+        "from agents import make_agent\n"
+        "from agents.match import play_match\n"
+        "for module in (agents, train, yinsh_env):\n"
+        f"    assert module.__file__.startswith({str(venv)!r}), module.__file__\n"
+        "agents_ = [make_agent('pretrained:sims=2', seed=1), make_agent('random', seed=2)]\n"
+        "game = play_match(agents_)\n"
+        "print('result', game.result.value, game.termination.value, game.state.ply)\n"
+    )
+    done = subprocess.run(
+        [str(python), "-c", script],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    match = re.search(r"result (\S+) (\S+) (\d+)", done.stdout)
+    assert match, done.stdout
+    assert match.group(1) in {"W", "B", "draw"} and match.group(2) != "forfeit"
+    assert int(match.group(3)) > 10
