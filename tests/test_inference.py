@@ -121,3 +121,16 @@ def test_net_agents_take_a_precision_and_refuse_an_unknown_one(tiny_run_dir: Pat
     assert agent.act(state.copy()) in state.legal_actions()
     with pytest.raises(AgentSpecError, match="int4"):
         make_agent(f"net:path={tiny_run_dir},precision=int4")
+
+
+def test_the_raw_policy_gathers_to_exactly_the_networks_policy() -> None:
+    from train.network import raw_gather
+
+    model = tiny_model(3)
+    planes = torch.from_numpy(np.stack([network_leaf(s).planes for s in game_positions(20)]))
+    with torch.inference_mode():
+        out = model(planes)
+        raw, value = model.raw_policy_value(planes)
+    primary, secondary = raw_gather()
+    assert torch.equal(raw[:, primary] + raw[:, secondary], out.policy)  # pass included
+    assert torch.equal(value, out.value)

@@ -24,6 +24,7 @@ pass               a linear unit over the pooled tower
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -88,6 +89,18 @@ def policy_gather() -> tuple[np.ndarray, np.ndarray]:
     return primary, secondary
 
 
+@lru_cache(maxsize=1)
+def raw_gather() -> tuple[np.ndarray, np.ndarray]:
+    """:func:`policy_gather` over all 2,142 actions, into :meth:`PolicyValueNet.raw_policy_value`'s
+    ``raw`` (the pass logit follows the padding zero)."""
+    primary, secondary = policy_gather()
+    zero = POLICY_PLANES * _CELLS
+    primary = np.append(primary, zero + 1)
+    secondary = np.append(secondary, zero)
+    primary.flags.writeable = secondary.flags.writeable = False
+    return primary, secondary
+
+
 class ResidualBlock(nn.Module):
     def __init__(self, channels: int) -> None:
         super().__init__()
@@ -149,11 +162,7 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, planes: Tensor, mask: Tensor | None = None) -> NetOutput:
         """``planes``: (B, 11, 11, 17) as encoded; ``mask``: (B, 2142) bool, True = legal."""
-        x = planes.permute(0, 3, 1, 2)
-        x = self.tower(self.stem(x))
-        pooled = self._pool(x)
-        flat = self.policy_planes(self.policy_conv(x)).flatten(1)
-        flat = F.pad(flat, (0, 1))  # the padding zero that non-move actions add
+        x, pooled, flat = self._trunk(planes)
         board_logits = flat[:, self.gather_primary] + flat[:, self.gather_secondary]
         logits = torch.cat([board_logits, self.pass_logit(pooled)], dim=1)
         if mask is not None:
@@ -165,6 +174,27 @@ class PolicyValueNet(nn.Module):
             margin=torch.tanh(self.margin_out(hidden)).squeeze(1),
             ownership=torch.tanh(self.ownership_out(x)).squeeze(1),
         )
+
+    def raw_policy_value(self, planes: Tensor) -> tuple[Tensor, Tensor]:
+        """The policy before its gather, and the value: what ONNX inference exports.
+
+        ``raw[:, :-1]`` are the flattened policy planes and the padding zero,
+        ``raw[:, -1]`` the pass logit; action ``a``'s logit is
+        ``raw[:, primary[a]] + raw[:, secondary[a]]`` with :func:`raw_gather`'s
+        indices: the same sum :meth:`forward` makes.  Gathering only a leaf's
+        legal actions outside the graph spares the graph two gathers over all
+        2,142 actions per position.
+        """
+        _, pooled, flat = self._trunk(planes)
+        raw = torch.cat([flat, self.pass_logit(pooled)], dim=1)
+        return raw, torch.tanh(self.value_out(self.value_fc(pooled))).squeeze(1)
+
+    def _trunk(self, planes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The tower's features, their pooled summary and the padded policy planes."""
+        x = self.tower(self.stem(planes.permute(0, 3, 1, 2)))
+        flat = self.policy_planes(self.policy_conv(x)).flatten(1)
+        flat = F.pad(flat, (0, 1))  # the padding zero that non-move actions add
+        return x, self._pool(x), flat
 
     def _pool(self, x: Tensor) -> Tensor:
         """Mean and max of the tower's features over the 85 board points."""

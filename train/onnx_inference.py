@@ -25,7 +25,7 @@ from agents.search import Leaf
 from yinsh_env.observation import GRID, N_PLANES
 
 from .inference import NetworkEvaluator
-from .network import PolicyValueNet
+from .network import PolicyValueNet, raw_gather
 
 Backend = Literal["auto", "torch", "onnx"]
 #: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions (:mod:`train.quantize`).
@@ -49,9 +49,24 @@ class PolicyValue(torch.nn.Module):
         return out.policy, out.value
 
 
+class RawPolicyValue(torch.nn.Module):
+    """The policy before its gather, and the value (:meth:`PolicyValueNet.raw_policy_value`)."""
+
+    def __init__(self, model: PolicyValueNet) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.model.raw_policy_value(planes)
+
+
 def export_onnx(model: PolicyValueNet) -> bytes:
-    """The model (eval mode) as an ONNX graph with a dynamic batch dimension."""
-    wrapper = PolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
+    """The model (eval mode) as an ONNX graph with a dynamic batch dimension.
+
+    Its outputs are ``raw`` (the policy planes and the pass logit, before the
+    gather into actions: :func:`train.network.raw_gather`) and ``value``.
+    """
+    wrapper = RawPolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
     example = torch.zeros(1, GRID, GRID, N_PLANES)
     buffer = io.BytesIO()
     with warnings.catch_warnings():  # the exporter's notes on constant folding
@@ -61,8 +76,8 @@ def export_onnx(model: PolicyValueNet) -> bytes:
             (example,),
             buffer,  # type: ignore[arg-type]  # file-like objects work (torch's docs)
             input_names=["planes"],
-            output_names=["policy", "value"],
-            dynamic_axes={"planes": {0: "batch"}, "policy": {0: "batch"}, "value": {0: "batch"}},
+            output_names=["raw", "value"],
+            dynamic_axes={"planes": {0: "batch"}, "raw": {0: "batch"}, "value": {0: "batch"}},
             dynamo=False,
         )
     return buffer.getvalue()
@@ -100,8 +115,9 @@ class OnnxEvaluator(NetworkEvaluator):
     def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
         """The evaluator's answer in numpy alone: no tensors on the way in or out.
 
-        One leaf's planes go in as a view; the legal logits are read by fancy
-        indexing, the same values :class:`NetworkEvaluator` gathers.
+        One leaf's planes go in as a view; each leaf's legal logits are
+        gathered from the graph's raw policy (the sums the network's own
+        gather makes, for the legal actions only).
         """
         start = time.perf_counter()
         if len(leaves) == 1:
@@ -109,17 +125,24 @@ class OnnxEvaluator(NetworkEvaluator):
         else:
             planes = np.stack([leaf.planes for leaf in leaves])  # type: ignore[misc]
         forward_start = time.perf_counter()
-        policy, values = self.session.run(None, {"planes": planes})
+        raw, values = self.session.run(None, {"planes": planes})
+        forward_end = time.perf_counter()
+        primary, secondary = raw_gather()
+        logits = []
+        for row, leaf in zip(raw, leaves):
+            actions = leaf.actions
+            logits.append(row[primary[actions]] + row[secondary[actions]])
         end = time.perf_counter()
-        self.forward_seconds += end - forward_start
+        self.forward_seconds += forward_end - forward_start
         self.seconds += end - start
         self.positions += len(leaves)
         self.batches += 1
-        return [policy[i, leaf.actions] for i, leaf in enumerate(leaves)], values
+        return logits, values
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        policy, value = self.session.run(None, {"planes": np.ascontiguousarray(planes.numpy())})
-        return torch.from_numpy(policy), torch.from_numpy(value)
+        raw, value = self.session.run(None, {"planes": np.ascontiguousarray(planes.numpy())})
+        primary, secondary = raw_gather()
+        return torch.from_numpy(raw[:, primary] + raw[:, secondary]), torch.from_numpy(value)
 
 
 def backend_name(text: str) -> Backend:

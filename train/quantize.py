@@ -35,8 +35,8 @@ from yinsh_env.state import State
 #: The evaluator signature used here (:data:`agents.search.BatchEvaluator`).
 Evaluate = Callable[[Sequence[Leaf]], tuple[list[np.ndarray], np.ndarray]]
 
-#: Convolutions left in float: the policy head (``policy_conv``, ``policy_planes``).
-FLOAT_NODES_PREFIX = "/model/policy_"
+#: Convolutions left in float: the policy head's (``policy_conv``, ``policy_planes``).
+FLOAT_NODES_MARK = "/policy_"
 
 
 def calibration_planes(evaluate: Evaluate, count: int = 128, seed: int = 0) -> np.ndarray:
@@ -116,9 +116,11 @@ def quantize_int8(
 
     model = onnx.load_from_string(graph)
     _own_initializers(model)
-    excluded = [n.name for n in model.graph.node if n.name.startswith(FLOAT_NODES_PREFIX)]
+    excluded = [
+        n.name for n in model.graph.node if n.op_type == "Conv" and FLOAT_NODES_MARK in n.name
+    ]
     if float_nodes and not excluded:
-        raise ValueError(f"no node named {FLOAT_NODES_PREFIX}* in the graph: the export changed")
+        raise ValueError(f"no convolution named *{FLOAT_NODES_MARK}* in the graph")
     with tempfile.TemporaryDirectory(prefix="yinsh-int8-") as folder, _quiet_quantizer():
         out = Path(folder) / "int8.onnx"
         quantize_static(
