@@ -30,7 +30,6 @@ import json
 import math
 import pickle
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ from .base import Agent
 from .elo import PairResult, Rating, elo_ratings, wilson_interval
 from .match import check_variant, play_match
 from .spec import make_agent
-from .worker_pool import guarded_pool, kill_workers
+from .worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
 
 #: Random ring placements at the start of every arena game (two per player).
 DEFAULT_OPENING_PLIES = 4
@@ -359,17 +358,16 @@ def _run_parallel(
     workers are killed at once rather than left to finish their games.
     """
     pool = guarded_pool(workers, _init_worker, (specs, _registry_snapshot(), rings_to_win, limit))
+    interrupted = True
     try:
-        pending: set[Future[GameResult]] = {pool.submit(_play_task, t) for t in tasks}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
-    except BaseException:
-        kill_workers(pool)
-        raise
+        for _, result in results_as_finished(pool, _play_task, [(t,) for t in tasks]):
+            yield result
+        interrupted = False
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        with signals_deferred():  # a second signal waits for the workers' end
+            if interrupted:
+                kill_workers(pool)
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --- the arena ----------------------------------------------------------------------
