@@ -1,4 +1,4 @@
-"""Shared test settings: where the game records and traces live.
+"""Shared test settings: where the game records and traces live; no Hypothesis deadline.
 
 Each data set is looked up in order: the directory named by its environment
 variable (``YINSH_GAMES_DIR``, ``YINSH_TRACES_DIR``), the full set in
@@ -15,6 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+try:
+    from hypothesis import settings
+except ImportError:  # the dev extra brings it; only the property tests need it
+    pass
+else:
+    # No test may depend on the machine's speed: Hypothesis's per-example
+    # deadline (200 ms by default) fails on a loaded machine, so it is off.
+    settings.register_profile("loaded-machine", deadline=None)
+    settings.load_profile("loaded-machine")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_DATA = PROJECT_ROOT / "tests" / "data"

@@ -31,7 +31,8 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
-        timeout=300,
+        timeout=600,  # per cell; bounds a hang, generous for a loaded machine
+        startup_timeout=300,  # the kernel's start (60 s by default)
         kernel_name="python3",
         # Run where Jupyter runs it: in notebooks/ (a notebook must not need the root).
         resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},

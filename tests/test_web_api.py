@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,9 +39,18 @@ class CrashAgent(Agent):
         raise RuntimeError("boom")
 
 
+#: Bound of every wait in these tests: generous, a loaded machine is slow, not stuck.
+BOUND = 120.0
+#: Open unless a test holds the slow agent back (the ``held`` fixture).
+GATE = threading.Event()
+GATE.set()
+
+
 class SlowAgent(Agent):
+    """Thinks until the test opens :data:`GATE`: slow for as long as a test needs."""
+
     def act(self, state: State) -> int:
-        time.sleep(3)
+        GATE.wait(BOUND)
         return state.legal_actions()[0]
 
 
@@ -62,7 +72,7 @@ class Client:
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection(str(self.host), int(self.port), timeout=10)
+        conn = http.client.HTTPConnection(str(self.host), int(self.port), timeout=BOUND)
         sent = dict(headers or {})
         data = raw
         if body is not None:
@@ -92,7 +102,7 @@ class Client:
         return self.ok("GET", f"/api/games/{game['id']}{query}")
 
     def wait(self, game: dict[str, Any], done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + BOUND
         while time.monotonic() < deadline:
             view = self.view(game)
             if done(view):
@@ -103,7 +113,8 @@ class Client:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[YinshServer]:
-    srv = YinshServer("127.0.0.1", 0, AppConfig(think_timeout=1.0)).start()
+    # Agents have all the time they need: no test here races the think timeout.
+    srv = YinshServer("127.0.0.1", 0, AppConfig(think_timeout=BOUND)).start()
     yield srv
     srv.stop()
 
@@ -111,6 +122,14 @@ def server() -> Iterator[YinshServer]:
 @pytest.fixture
 def client(server: YinshServer) -> Client:
     return Client(server)
+
+
+@pytest.fixture
+def held() -> Iterator[threading.Event]:
+    """The slow agent thinks until the test opens the gate (or ends)."""
+    GATE.clear()
+    yield GATE
+    GATE.set()
 
 
 def test_the_page_and_its_assets_are_served_from_the_package(client: Client) -> None:
@@ -321,15 +340,23 @@ def test_a_crashing_agent_is_reported_and_the_game_stays_playable(client: Client
     assert view["live_ply"] == 2
 
 
-def test_a_slow_agent_times_out_and_can_be_undone(client: Client) -> None:
-    game = client.new(white="human", black="test-slow")
-    client.act(game, "E5")
-    view = client.wait(game, lambda v: v["error"] is not None)
-    assert "timed out" in view["error"] and view["live_ply"] == 1
-    view = client.ok("POST", f"/api/games/{game['id']}/undo", {})
-    assert view["live_ply"] == 0 and view["error"] is None
-    time.sleep(2.5)  # the stuck thread finishes: its late answer must not land
-    assert client.view(game)["live_ply"] == 0
+def test_a_slow_agent_times_out_and_can_be_undone(held: threading.Event) -> None:
+    impatient = YinshServer("127.0.0.1", 0, AppConfig(think_timeout=0.5)).start()
+    try:
+        client = Client(impatient)
+        game = client.new(white="human", black="test-slow")
+        client.act(game, "E5")
+        view = client.wait(game, lambda v: v["error"] is not None)
+        assert "timed out" in view["error"] and view["live_ply"] == 1
+        view = client.ok("POST", f"/api/games/{game['id']}/undo", {})
+        assert view["live_ply"] == 0 and view["error"] is None
+        (thinker,) = [t for t in threading.enumerate() if t.name == f"think-{game['id']}"]
+        held.set()  # the stuck agent answers at last: its late answer must not land
+        thinker.join(BOUND)
+        assert not thinker.is_alive()
+        assert client.view(game)["live_ply"] == 0
+    finally:
+        impatient.stop()
 
 
 def test_several_games_at_once(client: Client) -> None:
@@ -547,8 +574,10 @@ def test_bad_new_game_options_are_refused(client: Client) -> None:
     assert set(client.ok("GET", "/api/games")["games"]) == before
 
 
-def test_moves_refused_when_not_a_persons_turn_or_the_game_is_over(client: Client) -> None:
-    game = client.new(white="test-slow", black="human")
+def test_moves_refused_when_not_a_persons_turn_or_the_game_is_over(
+    client: Client, held: threading.Event
+) -> None:
+    game = client.new(white="test-slow", black="human")  # thinking all through the test
     status, data = client.request("POST", f"/api/games/{game['id']}/action", {"action": "E5"})
     assert status == 409 and "not a person" in data["error"]
     won = client.new(text=TWO_ROWS)
@@ -573,12 +602,12 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split()[0]
         assert url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(url + "api/info", timeout=10) as response:
+        with urllib.request.urlopen(url + "api/info", timeout=BOUND) as response:
             info = json.loads(response.read())
         assert info["defaults"] == {"white": "human", "black": "greedy", "analyst": "mcts:sims=200"}
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=BOUND)
 
 
 def test_yinsh_play_web_refuses_a_bad_opponent(capsys: pytest.CaptureFixture[str]) -> None:
@@ -604,7 +633,7 @@ def test_the_notebook_app_serves_the_page() -> None:
     from agents.web.notebook import play_inline
 
     frame = play_inline(opponent="greedy", human="black")
-    with urllib.request.urlopen(frame.src + "api/info", timeout=10) as response:
+    with urllib.request.urlopen(frame.src + "api/info", timeout=BOUND) as response:
         defaults = json.loads(response.read())["defaults"]
     assert (defaults["white"], defaults["black"]) == ("greedy", "human")
 
