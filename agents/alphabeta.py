@@ -16,23 +16,33 @@ Moves are ordered by the transposition-table move, then (at nodes two or more
 units from the horizon) by the static evaluation of the child, otherwise by the
 history heuristic.  The table is keyed on the Zobrist hash and kept between
 moves of a game; :meth:`AlphaBetaAgent.reset` clears it.
+
+A :func:`~agents.search.stopping.stop_when` condition (the engine protocol's
+``stop``) is polled with the clock and ends the search once depth 1 is
+complete, with the best move of the last completed depth.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Final
+from typing import Annotated, Final
+
+from pydantic import Field
 
 from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
 
 from .base import Agent
 from .heuristics import WIN_SCORE, evaluate
+from .params import Seconds, checked
+from .search.stopping import current_stop
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
 _UPPER: Final = 2  # value is an upper bound (no move raised alpha)
 _INF: Final = float("inf")
 _CLOCK_CHECK_MASK: Final = 255  # look at the clock every 256 nodes
+#: Deepest search a spec may ask for, in turns (a game lasts well under 100).
+MAX_DEPTH: Final = 64
 
 
 class _OutOfTime(Exception):
@@ -56,19 +66,16 @@ class AlphaBetaAgent(Agent):
     cleared.
     """
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        depth: int = 2,
-        place_depth: int = 1,
-        time: float = 0.0,
-        tt_size: int = 500_000,
+        depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 2,
+        place_depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 1,
+        time: Seconds = 0.0,
+        tt_size: Annotated[int, Field(ge=0, le=100_000_000)] = 500_000,
     ) -> None:
         super().__init__(seed)
-        if depth < 1 or place_depth < 1:
-            raise ValueError(f"depth and place_depth must be >= 1, got {depth}, {place_depth}")
-        if time < 0:
-            raise ValueError(f"time must be >= 0 seconds, got {time}")
         self.depth = depth
         self.place_depth = place_depth
         self.time_budget = time
@@ -177,6 +184,9 @@ class AlphaBetaAgent(Agent):
             if self._deadline and time.perf_counter() > self._deadline:
                 raise _OutOfTime
             if self._node_limit and self.nodes > self._node_limit:
+                raise _OutOfTime
+            stop = current_stop()
+            if stop is not None and self.completed_depth and stop():
                 raise _OutOfTime
         me = state.to_act
         quiet = state.phase <= MOVE  # PLACE or MOVE: no removal pending

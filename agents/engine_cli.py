@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import BinaryIO
 
 from .protocol import PROTOCOL_VERSION, nonnegative_seed, serve
 from .spec import AgentSpecError, available_agents, make_agent
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         serve(
             agent,
-            sys.stdin.buffer,
+            _own_input(),
             replies,
             name=args.name,
             log=sys.stderr if args.debug else None,
@@ -68,6 +69,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = previous
         agent.close()
     return 0
+
+
+def _own_input() -> BinaryIO:
+    """Standard input as a reader of our own, on a copy of its file descriptor.
+
+    :func:`~agents.protocol.serve` reads it in a daemon thread, which may
+    still be blocked in a read when ``quit`` ends the program; Python's
+    shutdown would then wait for ``sys.stdin``'s lock and abort.  A reader
+    no one else closes is left alone.
+    """
+    try:
+        return os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    except (AttributeError, OSError, ValueError):  # not a real file (tests): read it as is
+        return sys.stdin.buffer
 
 
 if __name__ == "__main__":

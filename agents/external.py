@@ -40,12 +40,15 @@ import threading
 import weakref
 from collections import deque
 from itertools import zip_longest
-from typing import IO, Any
+from typing import IO, Annotated, Any
+
+from pydantic import AfterValidator
 
 from yinsh_env import BLACK, PLACE, WHITE, State, action_to_str, str_to_action
 from yinsh_env.errors import NotationError
 
 from .base import Agent, AgentFailure
+from .params import OptionalSims, PathText, PositiveSeconds, Seconds, Text, checked
 from .protocol import PROTOCOL_VERSION, one_line
 
 #: Longest reply line read from an engine; longer ones count as garbage.
@@ -196,30 +199,40 @@ def _close_all() -> None:
         engine.close(grace=0.2)
 
 
+def _command_line(text: str) -> str:
+    """A command line that splits into a program and its arguments."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:  # an unclosed quote
+        raise ValueError(f"cannot be split into words ({exc})") from None
+    if not words:
+        raise ValueError("must name a program: engine:cmd=<program and arguments>")
+    return text
+
+
+#: The engine's command line, split like a shell would (no shell runs it).
+CommandLine = Annotated[PathText, AfterValidator(_command_line)]
+
+
 class ExternalAgent(Agent):
     """An agent whose decisions come from an external program over the engine protocol."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        cmd: str = "",
-        timeout: float = 10.0,
-        startup: float = 30.0,
-        sims: int = 0,
-        time: float = 0.0,
-        log: str = "",
+        cmd: CommandLine = "",
+        timeout: PositiveSeconds = 10.0,
+        startup: PositiveSeconds = 30.0,
+        sims: OptionalSims = 0,
+        time: Seconds = 0.0,
+        log: Text = "",
     ) -> None:
         super().__init__(seed)
         self.argv = shlex.split(cmd)
-        if not self.argv:
-            raise ValueError("engine needs a command line: engine:cmd=<program and arguments>")
         program = self.argv[0]
         if shutil.which(program) is None and not os.path.isfile(program):
             raise ValueError(f"engine program {program!r} not found")
-        if not timeout > 0 or not startup > 0:
-            raise ValueError(f"timeouts must be positive, got timeout={timeout} startup={startup}")
-        if sims < 0 or time < 0:
-            raise ValueError(f"sims and time must not be negative, got sims={sims} time={time}")
         self.timeout = timeout
         self.startup = startup
         self.sims = sims

@@ -10,10 +10,15 @@ seeded generator, so greedy games vary with the seed.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from yinsh_env import State
 
 from .base import Agent
 from .heuristics import evaluate
+from .params import checked
 
 
 def best_turn_value(state: State, player: int) -> float:
@@ -43,10 +48,13 @@ class GreedyAgent(Agent):
     random tie-breaking only.
     """
 
-    def __init__(self, seed: int | None = None, noise: float = 0.0) -> None:
+    @checked
+    def __init__(
+        self,
+        seed: int | None = None,
+        noise: Annotated[float, Field(ge=0.0, le=1e6, allow_inf_nan=False)] = 0.0,
+    ) -> None:
         super().__init__(seed)
-        if noise < 0:
-            raise ValueError(f"noise must be >= 0, got {noise}")
         self.noise = noise
 
     def act(self, state: State) -> int:

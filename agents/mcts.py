@@ -16,12 +16,15 @@ greedy agent, while the default beats it.
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from yinsh_env import State
 
 from .base import Agent
+from .params import Fraction, Seconds, Sims, checked
 from .search import UCT, Analysis, RolloutEvaluator, Search, run_searches
 
 
@@ -35,22 +38,17 @@ class MCTSAgent(Agent):
     evaluation against the rollout's result (0: the rollout alone).
     """
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = 400,
-        time: float = 0.0,
-        c: float = 1.0,
-        rollout_limit: int = 10,
-        eval_weight: float = 0.5,
+        sims: Sims = 400,
+        time: Seconds = 0.0,
+        c: Annotated[float, Field(ge=0.0, le=1e3, allow_inf_nan=False)] = 1.0,
+        rollout_limit: Annotated[int, Field(ge=0, le=10_000)] = 10,
+        eval_weight: Fraction = 0.5,
     ) -> None:
         super().__init__(seed)
-        if sims < 1:
-            raise ValueError(f"sims must be >= 1, got {sims}")
-        if time < 0 or c < 0 or rollout_limit < 0:
-            raise ValueError("time, c and rollout_limit must be >= 0")
-        if not 0.0 <= eval_weight <= 1.0:
-            raise ValueError(f"eval_weight must be in [0, 1], got {eval_weight}")
         self.sims = sims
         self.time_budget = time
         self.rules = UCT(c=2.0 * c)

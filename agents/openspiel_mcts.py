@@ -14,29 +14,30 @@ fresh search from the position (the bot keeps no tree between decisions).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field
 
 from yinsh_env import State
 
 from .base import Agent
+from .params import Sims, checked
 
 
 class OpenSpielMCTSAgent(Agent):
     """OpenSpiel's ``MCTSBot`` over the ``yinsh`` OpenSpiel game."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = 100,
-        rollouts: int = 1,
-        c: float = 2.0,
+        sims: Sims = 100,
+        rollouts: Annotated[int, Field(ge=1, le=10_000)] = 1,
+        c: Annotated[float, Field(ge=0.0, le=1e3, allow_inf_nan=False)] = 2.0,
         solve: bool = True,
     ) -> None:
         super().__init__(seed)
-        if sims < 1 or rollouts < 1:
-            raise ValueError(f"sims and rollouts must be >= 1, got {sims} and {rollouts}")
         import pyspiel  # noqa: F401  (after yinsh_env.openspiel's clear ImportError)
 
         import yinsh_env.openspiel  # noqa: F401  (registers the game)

@@ -27,9 +27,13 @@ command                            reply
 ``history``                        ``history A1 A2 ...``: actions since ``new``/``position``
 ``go [sims=N] [time=SECONDS]``     ``action ACTION``: the engine's choice for the player
                                    to act, not played until the controller sends ``play``
+                                   (``sims`` 1..:data:`MAX_GO_SIMS`, ``time`` in seconds,
+                                   more than 0 and at most :data:`MAX_GO_SECONDS`)
 ``analyse``                        ``analysis ACTION value=V sims=N pv=... moves=...``: the
                                    agent's :meth:`~agents.base.Agent.analyse` (not played;
                                    see :func:`format_analysis`)
+``stop``                           ``ok``; a ``go`` or ``analyse`` still searching answers
+                                   at once with its best so far (see below)
 ``seed N``                         ``ok``: reseed the engine's random choices
 ``ping [TOKEN]``                   ``pong [TOKEN]`` (is the engine alive and in sync?)
 ``name``                           ``name NAME``
@@ -39,9 +43,26 @@ command                            reply
 
 Anything wrong gets ``error REASON`` and leaves the engine's game untouched:
 an unknown command (``error unknown command 'foo'``), an illegal or malformed
-action, a bad option, a line longer than :data:`MAX_LINE_BYTES` (``error line
-too long``), or invalid UTF-8.  Controllers should ignore ``key=value`` fields
-they do not know in replies, so later versions can add some.
+action, a bad or repeated option (``error bad value 'sims=0' for go: ...``:
+the argument is named, a budget beyond its ceiling too), a line longer than
+:data:`MAX_LINE_BYTES` (``error line too long``), or invalid UTF-8.
+Controllers should ignore ``key=value`` fields they do not know in replies, so
+later versions can add some.
+
+**Stopping a search**, as UCI's ``stop``: the engine reads its input in a
+thread of its own, so ``stop`` is seen while a ``go`` or ``analyse`` is
+thinking; that search returns its best so far (an MCTS after at least one
+simulation, alpha-beta at the last depth it completed;
+:mod:`agents.search.stopping`) and its reply comes at once.  Replies still come
+one per command and in the order of the commands: the search's ``action`` (or
+``analysis``) line, then ``stop``'s ``ok``.  ``stop`` with no search running is
+just ``ok``.  ``quit`` and end of input stop a running search the same way;
+the engine answers the commands before them, then exits.  So a script piping
+``go`` and ``quit`` at once gets the move found by the time ``quit`` is read
+(a controller waits for the ``action`` reply).  Only a well-formed ``stop`` or
+``quit`` stops anything (``stop now`` is an error).  Other commands sent during a
+search wait for it (at most :data:`MAX_PENDING` are read ahead).  Agents that
+do not search, OpenSpiel's bot and external engines finish on their own.
 
 :func:`serve` runs an engine over an :class:`~agents.base.Agent`; the
 ``yinsh-engine`` console script (:mod:`agents.engine_cli`) serves any agent
@@ -50,22 +71,36 @@ spec, and :mod:`agents.external` is the controller side.
 
 from __future__ import annotations
 
+import queue
 import re
+import sys
+import threading
 import traceback
 from collections.abc import Callable
-from typing import BinaryIO, Final, TextIO
+from typing import BinaryIO, Final, TextIO, TypeVar
 
 from yinsh_env import DEFAULT_RINGS_TO_WIN, PHASE_NAMES, State, action_to_str, str_to_action
 from yinsh_env.errors import YinshError
 
 from .base import Agent, AgentFailure
 from .match import VariantMismatchError, check_variant
-from .search import Analysis
+from .params import MAX_SECONDS, MAX_SIMS, clip
+from .search import Analysis, stop_when
 
 #: The protocol version this module speaks (the handshake's number).
 PROTOCOL_VERSION: Final = 1
 #: Longest accepted input line, in bytes, not counting the line end.
 MAX_LINE_BYTES: Final = 8192
+#: Most simulations (nodes) ``go sims=`` takes: the ceiling of every agent spec.
+MAX_GO_SIMS: Final = MAX_SIMS
+#: Longest ``go time=``, in seconds (a day): the ceiling of every agent spec.
+MAX_GO_SECONDS: Final = MAX_SECONDS
+#: Commands read ahead while a search runs; ``stop`` or ``quit`` behind more waits.
+MAX_PENDING: Final = 256
+#: Commands that stop a running search the moment they are read.
+INTERRUPTS: Final = frozenset({b"stop", b"quit"})
+
+T = TypeVar("T")
 
 
 class ProtocolError(ValueError):
@@ -90,13 +125,16 @@ def parse_options(
     for arg in args:
         key, eq, value = arg.partition("=")
         key = key.lower()
+        shown = clip(arg)
         if not eq or key not in allowed:
             expected = ", ".join(f"{k}=" for k in allowed) or "no options"
-            raise ProtocolError(f"unknown option {arg!r} for {command} (expected {expected})")
+            raise ProtocolError(f"unknown option {shown!r} for {command} (expected {expected})")
+        if key in out:
+            raise ProtocolError(f"option {key}= given twice for {command}")
         try:
             out[key] = allowed[key](value)
         except ValueError as exc:
-            raise ProtocolError(f"bad value {arg!r} for {command}: {exc}") from None
+            raise ProtocolError(f"bad value {shown!r} for {command}: {exc}") from None
     return out
 
 
@@ -123,6 +161,25 @@ def positive_seconds(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
         raise ValueError("must be a positive number of seconds")
+    return value
+
+
+def go_sims(text: str) -> int:
+    """``go sims=``: an integer 1..:data:`MAX_GO_SIMS` in ASCII digits."""
+    digits = text.isascii() and text.isdigit() and len(text) <= 20
+    if not digits or not 0 < int(text) <= MAX_GO_SIMS:
+        raise ValueError(f"must be an integer 1..{MAX_GO_SIMS}")
+    return int(text)
+
+
+def go_seconds(text: str) -> float:
+    """``go time=``: seconds, more than 0 and at most :data:`MAX_GO_SECONDS`."""
+    problem = f"must be a number of seconds, more than 0 and at most {MAX_GO_SECONDS:g}"
+    if len(text) > 40 or not text.isascii():
+        raise ValueError(problem)
+    value = float(text)  # ValueError for what is no number
+    if not 0 < value <= MAX_GO_SECONDS:  # nan and inf fail too
+        raise ValueError(problem)
     return value
 
 
@@ -158,7 +215,11 @@ class EngineSession:
     """One engine's side of the protocol: a game position and the agent that plays it.
 
     :meth:`handle` answers one command line; it never raises on bad input
-    (bad commands get ``error ...`` and change nothing).
+    (bad commands get ``error ...`` and change nothing).  Commands handled
+    with a ``number`` (their place in the input, as :func:`serve` counts)
+    can be stopped while they search: :meth:`interrupt`, called from the
+    thread reading the input, stops the search of every command numbered
+    before the ``stop``.
     """
 
     def __init__(self, agent: Agent, name: str | None = None) -> None:
@@ -167,6 +228,10 @@ class EngineSession:
         self.state = State(rings_to_win=agent.rings_to_win or DEFAULT_RINGS_TO_WIN)
         #: Set by ``quit``: the server loop stops after answering.
         self.finished = False
+        #: A command numbered below this stops searching (one int, set by the reading thread).
+        self._stop_below = 0
+        #: The number of the command being handled (0: none given, never stopped).
+        self._number = 0
         self._commands: dict[str, Callable[[list[str]], str]] = {
             "yinsh": self._yinsh,
             "new": self._new,
@@ -178,6 +243,7 @@ class EngineSession:
             "history": self._history,
             "go": self._go,
             "analyse": self._analyse,
+            "stop": self._stop,
             "seed": self._seed,
             "ping": self._ping,
             "name": self._name,
@@ -185,11 +251,16 @@ class EngineSession:
             "quit": self._quit,
         }
 
-    def handle(self, line: str) -> str | None:
-        """The reply to one command line; None for a blank line (no reply)."""
+    def handle(self, line: str, number: int = 0) -> str | None:
+        """The reply to one command line; None for a blank line (no reply).
+
+        ``number`` (from 1, in input order) lets a later ``stop`` end this
+        command's search (:meth:`interrupt`); 0 runs it to its budget.
+        """
         words = line.split()
         if not words:
             return None
+        self._number = number
         command = self._commands.get(words[0].lower())
         if command is None:
             return f"error unknown command {words[0][:40]!r}"
@@ -197,6 +268,22 @@ class EngineSession:
             return command(words[1:])
         except ProtocolError as exc:
             return f"error {one_line(str(exc))}"
+
+    def interrupt(self, number: int) -> None:
+        """Stop the search of every command numbered below ``number`` (thread-safe).
+
+        The reading thread calls it the moment it reads ``stop``, ``quit`` or
+        the end of input; the search polls :meth:`_stopped` between simulations.
+        """
+        self._stop_below = max(self._stop_below, number)
+
+    def _thinking(self, think: Callable[[], T]) -> T:
+        """``think()`` (a search), stoppable by a later command when this one is numbered."""
+        number = self._number
+        if not number:
+            return think()
+        with stop_when(lambda: self._stop_below > number):
+            return think()
 
     # --- commands ----------------------------------------------------------------
 
@@ -276,7 +363,7 @@ class EngineSession:
         return " ".join(["history", *(action_to_str(a) for a in self.state.actions)])
 
     def _go(self, args: list[str]) -> str:
-        options = parse_options(args, {"sims": _positive_int, "time": positive_seconds}, "go")
+        options = parse_options(args, {"sims": go_sims, "time": go_seconds}, "go")
         state = self.state
         if state.is_terminal:
             raise ProtocolError(f"the game is over (result {state.result})")
@@ -284,7 +371,8 @@ class EngineSession:
         assert sims is None or isinstance(sims, int)
         assert time is None or isinstance(time, float)
         try:
-            action = self.agent.act_with_budget(state.copy(history=True), sims=sims, time=time)
+            position = state.copy(history=True)
+            action = self._thinking(lambda: self.agent.act_with_budget(position, sims, time))
         except AgentFailure as exc:
             raise ProtocolError(f"engine failure: {exc.reason}") from None
         except Exception as exc:  # the engine must keep serving whatever the agent does
@@ -300,7 +388,8 @@ class EngineSession:
         if state.is_terminal:
             raise ProtocolError(f"the game is over (result {state.result})")
         try:
-            found = self.agent.analyse(state.copy(history=True))
+            position = state.copy(history=True)
+            found = self._thinking(lambda: self.agent.analyse(position))
         except AgentFailure as exc:
             raise ProtocolError(f"engine failure: {exc.reason}") from None
         except Exception as exc:  # the engine must keep serving whatever the agent does
@@ -311,6 +400,10 @@ class EngineSession:
                 f"engine failure: the agent chose an illegal action {found.action!r}"
             )
         return format_analysis(found)
+
+    def _stop(self, args: list[str]) -> str:
+        no_arguments(args, "stop")
+        return "ok"  # the search it stopped, if any, was stopped when it was read
 
     def _seed(self, args: list[str]) -> str:
         if len(args) != 1:
@@ -375,6 +468,33 @@ def read_line(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> bytes | None:
     return line.rstrip(b"\r\n")
 
 
+#: What the reading thread queues: a command's number and its line, or why there is none.
+_Read = tuple[int, bytes | LineTooLong | None]
+
+
+def _read_commands(stdin: BinaryIO, commands: queue.Queue[_Read], session: EngineSession) -> None:
+    """Queue ``stdin``'s lines, numbered from 1; interrupt the search on ``stop``/``quit``/EOF."""
+    number = 0
+    try:
+        while True:
+            number += 1
+            try:
+                raw = read_line(stdin)
+            except LineTooLong as exc:
+                commands.put((number, exc))
+                continue
+            if raw is None:
+                break
+            if raw.strip().lower() in INTERRUPTS:  # exactly "stop" or "quit": no error
+                session.interrupt(number)
+            commands.put((number, raw))
+    except (OSError, ValueError):  # the input was closed under us: as its end
+        pass
+    finally:
+        session.interrupt(sys.maxsize)
+        commands.put((number, None))
+
+
 def serve(
     agent: Agent,
     stdin: BinaryIO,
@@ -384,18 +504,24 @@ def serve(
 ) -> EngineSession:
     """Answer protocol commands from ``stdin`` on ``stdout`` until ``quit`` or end of input.
 
-    ``log`` (e.g. ``sys.stderr``) receives a transcript of the conversation.
-    Returns the session, whose ``state`` is the last position.
+    A daemon thread reads ``stdin`` (so that ``stop`` reaches a running
+    search); this thread answers the commands in order.  ``log`` (e.g.
+    ``sys.stderr``) receives a transcript of the conversation.  Returns the
+    session, whose ``state`` is the last position.
     """
     session = EngineSession(agent, name=name)
+    commands: queue.Queue[_Read] = queue.Queue(MAX_PENDING)
+    reader = threading.Thread(
+        target=_read_commands, args=(stdin, commands, session), name="engine-input", daemon=True
+    )
+    reader.start()
     while not session.finished:
-        try:
-            raw = read_line(stdin)
-        except LineTooLong:
+        number, raw = commands.get()
+        if raw is None:
+            break
+        if isinstance(raw, LineTooLong):
             reply: str | None = f"error line too long (limit {MAX_LINE_BYTES} bytes)"
         else:
-            if raw is None:
-                break
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -403,7 +529,7 @@ def serve(
             else:
                 if log is not None and line.strip():
                     print(f"> {line}", file=log, flush=True)
-                reply = session.handle(line)
+                reply = session.handle(line, number)
         if reply is None:
             continue
         if log is not None:

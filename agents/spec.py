@@ -1,19 +1,23 @@
 """Agent spec strings: ``name`` or ``name:key=value,key=value``.
 
 Agents register a factory under a name; the factory's keyword parameters are
-the spec's keys, converted from text to the annotated type of the parameter's
-default (int, float, bool, str).  Unknown names or keys raise
-:class:`AgentSpecError` before any game starts.
+the spec's keys, each declared with its type and constraint
+(:mod:`agents.params`).  The text of each value is converted to that type and
+checked where the spec is parsed (:func:`check_spec`, :func:`make_agent`), so
+an unknown name or key, a key given twice, a value of the wrong type, not
+finite or out of range, or a required key left out raises
+:class:`AgentSpecError` naming the key and the value, before anything is built
+and before any game starts.  Messages quote a bounded slice of the spec.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .base import Agent
+from .params import ParamError, clip, declared, from_text
 
 Factory = Callable[..., Agent]
 
@@ -62,18 +66,36 @@ def available_agents() -> list[str]:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``name:key=value,...`` into its name and raw string parameters."""
-    if not isinstance(spec, str) or not spec.strip():
+    """Split ``name:key=value,...`` into its name and raw string parameters.
+
+    Checks the form only: a name, then (after ``:``) ``key=value`` items, each
+    key once.  Whether the name and keys exist is :func:`check_spec`'s job.
+    """
+    if not isinstance(spec, str):
+        raise AgentSpecError(f"an agent spec is text, not {type(spec).__name__}")
+    if not spec.strip():
         raise AgentSpecError(f"agent spec {spec!r} is empty")
-    name, _, rest = spec.strip().partition(":")
+    name, colon, rest = spec.strip().partition(":")
+    if not name.strip():
+        raise AgentSpecError(f"agent spec {_show(spec)} has no agent name before ':'")
     params: dict[str, str] = {}
-    if rest:
+    if colon:
         for item in _split_params(rest):
             key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise AgentSpecError(f"agent spec {spec!r}: expected key=value, got {item!r}")
-            params[key.strip()] = _unquote(value.strip())
+            key = key.strip()
+            if not eq or not key:
+                raise AgentSpecError(
+                    f"agent spec {_show(spec)}: expected key=value, got {clip(repr(item))}"
+                )
+            if key in params:
+                raise AgentSpecError(f"agent spec {_show(spec)}: key {clip(repr(key))} given twice")
+            params[key] = _unquote(value.strip())
     return name.strip(), params
+
+
+def _show(spec: str) -> str:
+    """The spec as quoted in an error: bounded, whatever its length."""
+    return clip(repr(spec.strip()), 80)
 
 
 def _split_params(text: str) -> list[str]:
@@ -117,7 +139,7 @@ def _resolve(name: str, spec: str) -> Factory:
     factory = _REGISTRY.get(name)
     if factory is None:
         raise AgentSpecError(
-            f"unknown agent {name!r} in spec {spec!r}; "
+            f"unknown agent {clip(repr(name))} in spec {_show(spec)}; "
             f"known agents: {', '.join(available_agents())}"
         )
     if isinstance(factory, str):
@@ -127,43 +149,38 @@ def _resolve(name: str, spec: str) -> Factory:
     return factory
 
 
-def _convert(value: str, default: Any, key: str, spec: str) -> Any:
-    kind = type(default)
-    try:
-        if kind is bool:
-            lowered = value.lower()
-            if lowered in ("1", "true", "yes", "on"):
-                return True
-            if lowered in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if kind in (int, float):
-            return kind(value)
-    except ValueError:
-        raise AgentSpecError(
-            f"agent spec {spec!r}: {key}={value!r} is not a valid {kind.__name__}"
-        ) from None
-    return value
-
-
 def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
-    """The spec's name, factory and converted keyword arguments (AgentSpecError if bad)."""
+    """The spec's name, factory and checked keyword arguments (AgentSpecError if bad)."""
     name, raw = parse_spec(spec)
     factory = _resolve(name, spec)
-    params = inspect.signature(factory).parameters
+    params = declared(factory)
     kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key == "seed" or key not in params:
-            allowed = [k for k in params if k not in ("self", "seed")]
+    for key, text in raw.items():
+        if key not in params:
             raise AgentSpecError(
-                f"agent spec {spec!r}: unknown parameter {key!r} for {name!r}"
-                f" (parameters: {', '.join(allowed) or 'none'})"
+                f"agent spec {_show(spec)}: unknown parameter {clip(repr(key))} for {name!r}"
+                f" (parameters: {', '.join(params) or 'none'})"
             )
-        default = params[key].default
-        kwargs[key] = _convert(
-            value, default if default is not inspect.Parameter.empty else "", key, spec
-        )
+        try:
+            kwargs[key] = from_text(params[key], text)
+        except ParamError as exc:
+            raise AgentSpecError(f"agent spec {_show(spec)}: {exc}") from None
+    for param in params.values():
+        if param.required and param.name not in kwargs:
+            raise AgentSpecError(
+                f"agent spec {_show(spec)}: {name} needs {param.name}=... (it has no default)"
+            )
     return name, factory, kwargs
+
+
+def spec_params(spec: str) -> tuple[str, dict[str, Any]]:
+    """The agent name and the checked, converted parameters of ``spec``; builds nothing.
+
+    ``spec_params("mcts:sims=50")`` is ``("mcts", {"sims": 50})``; callers that
+    allow less than the declarations (the web app's ceilings) check these.
+    """
+    name, _, kwargs = _bind(spec)
+    return name, kwargs
 
 
 def check_spec(spec: str) -> None:
@@ -180,6 +197,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     try:
         agent = factory(seed=seed, **kwargs)
     except (TypeError, ValueError) as exc:
-        raise AgentSpecError(f"agent spec {spec!r}: {exc}") from exc
+        reason = clip(" ".join(str(exc).split()), 400)
+        raise AgentSpecError(f"agent spec {_show(spec)}: {reason}") from exc
     agent.spec = spec.strip()
     return agent

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import io
+import os
+import queue
 import random
 import shlex
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from agents import Agent, AgentFailure, RandomAgent, make_agent, register_agent
-from agents.protocol import MAX_LINE_BYTES, PROTOCOL_VERSION, EngineSession, serve
+from agents.alphabeta import AlphaBetaAgent
+from agents.mcts import MCTSAgent
+from agents.protocol import (
+    MAX_GO_SECONDS,
+    MAX_GO_SIMS,
+    MAX_LINE_BYTES,
+    PROTOCOL_VERSION,
+    EngineSession,
+    serve,
+)
 from yinsh_env import ROW, State, action_to_str, str_to_action
 from yinsh_env.actions import RING_OFFSET, ROW_OFFSET
 
@@ -386,3 +398,187 @@ def test_engine_cli_keeps_agent_prints_off_the_protocol(
     replies = stdout_bytes.getvalue().decode().splitlines()
     assert [r.split()[0] for r in replies] == ["action", "ok"]
     assert "thinking very hard" in stderr.getvalue()
+
+
+# --- stop, and bounded budgets ---------------------------------------------------------
+
+#: Generous bound on any wait below: a loaded machine is slow, never this slow.
+DEADLINE = 120.0
+
+
+class Started(MCTSAgent):
+    """An MCTS agent that says when a search begins (so a test can stop it mid-search)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(seed=0, **kwargs)  # type: ignore[arg-type]
+        self.searching = threading.Event()
+
+    def search(self, state: State):  # type: ignore[no-untyped-def]
+        self.searching.set()
+        return super().search(state)
+
+
+class StartedAlphaBeta(AlphaBetaAgent):
+    def __init__(self) -> None:
+        super().__init__(seed=0, depth=30)
+        self.searching = threading.Event()
+
+    def act(self, state: State) -> int:
+        self.searching.set()
+        return super().act(state)
+
+
+class Served:
+    """:func:`serve` in a thread, its input a pipe the test writes to, its replies a queue."""
+
+    def __init__(self, agent: Agent) -> None:
+        read_end, write_end = os.pipe()
+        self.input = os.fdopen(write_end, "wb", buffering=0)
+        self.replies: queue.Queue[str] = queue.Queue()
+        self.thread = threading.Thread(
+            target=serve, args=(agent, os.fdopen(read_end, "rb"), self), daemon=True
+        )
+        self.thread.start()
+
+    def write(self, data: bytes) -> None:  # serve's stdout: one reply per write
+        self.replies.put(data.decode("utf-8").rstrip("\n"))
+
+    def flush(self) -> None:
+        pass
+
+    def send(self, *lines: str) -> None:
+        self.input.write("".join(f"{line}\n" for line in lines).encode())
+
+    def reply(self) -> str:
+        return self.replies.get(timeout=DEADLINE)
+
+    def close(self) -> None:
+        if not self.input.closed:
+            self.input.close()
+        self.thread.join(timeout=DEADLINE)
+        assert not self.thread.is_alive()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def test_stop_makes_a_running_go_answer_with_its_best_so_far() -> None:
+    agent = Started(sims=10)
+    with Served(agent) as engine:
+        engine.send("yinsh 1", "new", "play E5 F6", f"go sims={MAX_GO_SIMS}")
+        assert engine.reply().startswith("yinsh ok") and engine.reply() == engine.reply() == "ok"
+        assert agent.searching.wait(DEADLINE)
+        engine.send("stop")
+        word, action = engine.reply().split()
+        assert word == "action" and action in State().apply_all(["E5", "F6"]).legal_action_names()
+        assert engine.reply() == "ok"  # stop's own reply, after the move: one per command
+        assert 1 <= agent.last_sims < MAX_GO_SIMS
+        engine.send("history", "go", "stop")  # the agent's own budget (10) stands again
+        assert engine.reply() == "history E5 F6"
+        assert engine.reply().startswith("action ") and engine.reply() == "ok"
+
+
+def test_stop_ends_an_analysis_and_an_alphabeta_search_too() -> None:
+    agent = Started(sims=10)
+    with Served(agent) as engine:
+        agent.sims = MAX_GO_SIMS
+        engine.send("analyse")
+        assert agent.searching.wait(DEADLINE)
+        engine.send("stop")
+        fields = dict(f.split("=", 1) for f in engine.reply().split()[2:])
+        assert 1 <= int(fields["sims"]) < MAX_GO_SIMS and engine.reply() == "ok"
+    deep = StartedAlphaBeta()
+    with Served(deep) as engine:
+        engine.send("play E5 F6 G7 H8 E4 F5 G6 H7 D5 C5", "go")
+        assert engine.reply() == "ok" and deep.searching.wait(DEADLINE)
+        engine.send("stop")
+        assert engine.reply().startswith("action ") and engine.reply() == "ok"
+        assert 1 <= deep.completed_depth < 30
+
+
+def test_stop_without_a_search_is_ok_and_stops_no_later_search() -> None:
+    agent = Started(sims=30)
+    with Served(agent) as engine:
+        engine.send("stop", "stop", "state", "go", "stop now")  # "stop now": an error, no stop
+        assert [engine.reply() for _ in range(3)] == [
+            "ok",
+            "ok",
+            "state to_act=W phase=place result=none",
+        ]
+        assert engine.reply().startswith("action ")
+        assert agent.last_sims == 30  # the earlier stops did not cut this search
+        assert engine.reply() == "error stop takes no arguments, got 'now'"
+
+
+def test_quit_or_the_end_of_input_during_a_search_answers_and_exits() -> None:
+    for ending in ("quit", None):
+        agent = Started(sims=10)
+        engine = Served(agent)
+        engine.send(f"go sims={MAX_GO_SIMS}")
+        assert agent.searching.wait(DEADLINE)
+        if ending == "quit":
+            engine.send("quit", "state")  # after quit: never answered
+        else:
+            engine.input.close()
+        engine.thread.join(timeout=DEADLINE)
+        assert not engine.thread.is_alive()  # serve returned, input still open for quit
+        replies = [engine.reply() for _ in range(engine.replies.qsize())]
+        assert replies[0].startswith("action ") and replies[1:] == (["ok"] if ending else [])
+        assert agent.last_sims < MAX_GO_SIMS
+        engine.close()
+
+
+def test_the_engine_program_quits_mid_search_with_its_input_still_open() -> None:
+    proc = subprocess.Popen(
+        [*shlex.split(ENGINE), f"mcts:sims={MAX_GO_SIMS}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"yinsh 1\ngo\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith(b"yinsh ok")
+        proc.stdin.write(b"quit\n")  # while it thinks (or before: the same)
+        proc.stdin.flush()
+        assert proc.wait(timeout=DEADLINE) == 0  # no abort on the reader thread at exit
+        assert proc.stdout.read().decode().split("\n")[1:] == ["ok", ""]
+    finally:
+        proc.kill()
+        proc.communicate(timeout=DEADLINE)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ("sims=0", "sims=0"),
+        ("sims=-1", "sims=-1"),
+        ("sims=1.5", "sims=1.5"),
+        ("sims=abc", "sims=abc"),
+        (f"sims={MAX_GO_SIMS + 1}", f"sims={MAX_GO_SIMS + 1}"),
+        ("sims=" + "9" * 5000, "sims=999"),
+        ("sims=\uff11\uff10", "sims="),  # fullwidth digits
+        ("time=nan", "time=nan"),
+        ("time=inf", "time=inf"),
+        ("time=-1", "time=-1"),
+        ("time=0", "time=0"),
+        ("time=1e999", "time=1e999"),
+        (f"time={MAX_GO_SECONDS * 2:g}", "time="),
+        ("time=abc", "time=abc"),
+        ("sims=5 sims=6", "sims= given twice"),
+        ("depth=3", "depth=3"),
+    ],
+)
+def test_bad_go_budgets_are_refused_naming_the_argument(args: str, named: str) -> None:
+    agent = BudgetRecorder(seed=0)
+    s = session(agent)
+    before = snapshot(s)
+    reply = s.ask(f"go {args}")
+    assert reply.startswith("error ") and named in reply and "go" in reply
+    assert "\n" not in reply and len(reply) < 300  # one short line, the input clipped
+    assert agent.budgets == [] and snapshot(s) == before
+    assert s.ask(f"go sims={MAX_GO_SIMS} time={MAX_GO_SECONDS:g}").startswith("action ")

@@ -155,3 +155,55 @@ def test_rllib_spec_names_a_missing_or_corrupt_checkpoint(tmp_path: Path) -> Non
     with pytest.raises(AgentSpecError, match=r"cannot load RLlib checkpoint .*corrupt"):
         make_agent(f"rllib:path={corrupt}")
     assert (corrupt / "class_and_ctor_args.pkl").read_bytes() == b"not a pickle"
+
+
+def test_the_modules_actions_step_both_environments_as_they_come() -> None:
+    """What RLlib's env runner hands the env: the module's logits, sampled, unbatched."""
+    from ray.rllib.utils.numpy import convert_to_numpy
+    from ray.rllib.utils.spaces.space_utils import unbatch
+
+    from yinsh_env import env as make_aec_env
+    from yinsh_env.gym_env import YinshGymEnv
+
+    torch.manual_seed(0)
+    aec = make_aec_env(rings_to_win=1)
+    aec.reset(seed=0)
+    module = example.MaskedPolicyModule(
+        observation_space=aec.observation_space("player_0"),
+        action_space=aec.action_space("player_0"),
+        model_config={"channels": 4, "hidden": 8},
+    )
+
+    def module_actions(observation: dict[str, np.ndarray], explore: bool) -> list[Any]:
+        batch = {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in observation.items()}}
+        with torch.no_grad():
+            if explore:
+                out = module.forward_exploration(batch)
+                dist_class = module.get_exploration_action_dist_cls()
+            else:
+                out = module.forward_inference(batch)
+                dist_class = module.get_inference_action_dist_cls()
+        dist = dist_class.from_logits(out[Columns.ACTION_DIST_INPUTS])
+        actions = (dist if explore else dist.to_deterministic()).sample()  # GetActions
+        (item,) = unbatch(convert_to_numpy(actions))  # TensorToNumpy, then unbatching
+        return [item, actions, actions[0]]  # numpy item, one-element and 0-d tensors
+
+    turn = 0
+    for _ in aec.agent_iter(max_iter=2000):
+        obs, _, termination, truncation, _ = aec.last()
+        if termination or truncation:
+            aec.step(None)
+            continue
+        forms = module_actions(obs, explore=turn % 2 == 1)
+        assert len({int(f) for f in forms}) == 1
+        aec.step(forms[turn % 3])
+        turn += 1
+    game = aec.unwrapped.game
+    assert game.is_terminal and turn > 10  # ended by the rules, not by an illegal move
+
+    gym_env = YinshGymEnv(rings_to_win=1, illegal_reward=None)  # illegal moves raise
+    obs, _ = gym_env.reset(seed=1)
+    for turn in range(12):
+        obs, _, terminated, _, _ = gym_env.step(module_actions(obs, explore=True)[turn % 3])
+        if terminated:
+            obs, _ = gym_env.reset()

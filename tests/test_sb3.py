@@ -159,3 +159,32 @@ def test_sb3_spec_names_a_missing_or_corrupt_model(tmp_path: Path) -> None:
     with pytest.raises(AgentSpecError, match=r"cannot load SB3 model .*corrupt\.zip"):
         make_agent(f"sb3:path={corrupt}")
     assert corrupt.read_bytes() == b"PK\x03\x04 not really a model"  # left intact
+
+
+def test_predict_outputs_step_both_environments_as_written(tiny_model: Path) -> None:
+    """``model.predict(obs, action_masks=...)`` then ``env.step(action)``: no cast anywhere."""
+    from sb3_contrib import MaskablePPO
+
+    from yinsh_env import env as make_aec_env
+
+    model = MaskablePPO.load(tiny_model, device="cpu")
+    env = example.make_env("random", seed=4, rings_to_win=1)  # illegal moves raise here
+    obs, _ = env.reset(seed=4)
+    for deterministic in [True, False] * 15:
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=deterministic)
+        assert isinstance(action, np.ndarray) and action.shape == ()  # the exact output
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert reward in (-1.0, 0.0, 1.0) and info["opponent_actions"] is not None
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+    aec = make_aec_env(rings_to_win=1)
+    aec.reset(seed=4)
+    for _ in aec.agent_iter(max_iter=2000):  # both sides played by the policy, to the end
+        obs, _, termination, truncation, _ = aec.last()
+        action = None
+        if not (termination or truncation):
+            action, _ = model.predict(obs, action_masks=obs["action_mask"])
+        aec.step(action)
+    game = aec.unwrapped.game
+    assert game.is_terminal and len(game.actions) > 10  # ended by the rules, not a forfeit

@@ -123,7 +123,11 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     data = yaml.safe_load(saved.read_text())
     config = config_from_dict(data, source=str(saved))
     # Nothing lost, same types; keys added since take their defaults.
-    assert config.to_dict() == {**data, "inference": "auto"}
+    assert config.to_dict() == {
+        **data,
+        "inference": "auto",
+        "init": {"weights": None, "cpu_s": None},
+    }
     assert config.network.blocks == 3 and config.iterations == 250  # the first long run's
 
 

@@ -19,34 +19,32 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.params import Backend, Device, OptionalSims, PathText, Threads, checked
 from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
 from yinsh_env.state import State
 
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
 from .inference import resolve_device
 from .mcts import network_search
-from .onnx_inference import backend_name, make_evaluator
+from .onnx_inference import make_evaluator
+from .preflight import check_device
 
 
 class NetAgent(Agent):
     """Plays with a trained network, raw (``sims=0``) or with tree search."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        path: str = "",
-        sims: int = 0,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
+        path: PathText = "",
+        sims: OptionalSims = 0,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
     ) -> None:
         super().__init__(seed)
-        if not path:
-            raise ValueError("the net agent needs path=CHECKPOINT_FILE_OR_RUN_DIR")
-        if sims < 0:
-            raise ValueError(f"sims must be >= 0, got {sims}")
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        check_device(device)
         self.checkpoint = resolve_checkpoint(path)
         model, config, _ = load_model(self.checkpoint)
         self.search_config = config.search
@@ -54,9 +52,7 @@ class NetAgent(Agent):
         self.rings_to_win = config.selfplay.rings_to_win
         self.sims = sims
         torch.set_num_threads(threads)
-        self.evaluator = make_evaluator(
-            model, resolve_device(device), backend_name(backend), threads=threads
-        )
+        self.evaluator = make_evaluator(model, resolve_device(device), backend, threads=threads)
         self.np_rng = np.random.default_rng(seed)
 
     @property

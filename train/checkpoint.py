@@ -199,6 +199,21 @@ def prune_checkpoints(run_dir: str | Path, keep: int, protected: set[int]) -> No
             path.unlink(missing_ok=True)
 
 
+def slim_checkpoint(data: dict[str, Any], metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A checkpoint's network alone (float32 weights, config, iteration): what an agent,
+    the Elo ladder or a new run's ``init.weights`` loads, a third of a full checkpoint."""
+    slim = {
+        "format": FORMAT,
+        "version": VERSION,
+        "iteration": int(data["iteration"]),
+        "config": data["config"],
+        "model": {k: v.float().contiguous() for k, v in data["model"].items()},
+    }
+    if metadata is not None:
+        slim["metadata"] = metadata
+    return slim
+
+
 def config_of(data: dict[str, Any], path: Path) -> Config:
     try:
         return config_from_dict(data["config"], source=f"config in checkpoint {path}")

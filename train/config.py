@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 from pydantic.fields import FieldInfo
 
+from agents.params import device_name
 from agents.spec import AgentSpecError, parse_spec
 
 from .bounded_yaml import load_yaml
@@ -70,12 +71,6 @@ def _spec(value: object) -> object:
     return value
 
 
-def _device(value: object) -> object:
-    if isinstance(value, str) and not (value == "auto" or value.startswith(("cpu", "cuda", "mps"))):
-        raise ValueError("must be auto, cpu, cuda[:N] or mps")
-    return value
-
-
 def _ray_address(value: object) -> object:
     if isinstance(value, str) and not (
         value in ("auto", "local") or value.startswith("ray://") or ":" in value
@@ -95,7 +90,7 @@ PositiveNumber = Annotated[Number, Field(gt=0)]
 NonNegativeNumber = Annotated[Number, Field(ge=0)]
 Fraction = Annotated[Number, Field(ge=0, le=1)]
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
-Device = Annotated[str, Field(strict=True), BeforeValidator(_device)]
+Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
 RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
 
 #: Every section is a pydantic dataclass that refuses unknown keys.
@@ -265,6 +260,20 @@ class RayConfig:
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
+class InitConfig:
+    """Where a new run's network starts (:mod:`train.init_weights`); ignored on resume."""
+
+    #: ``null``: random initialisation; ``pretrained``: the shipped network; else
+    #: a checkpoint file (full or slim) or a run directory (its newest checkpoint),
+    #: whose network config must equal ``network``.
+    weights: str | None = None
+    #: CPU seconds of training behind those weights, where the run's CPU clock
+    #: (``time/cpu_s``) starts; ``null`` reads them from the file (its history,
+    #: or the ``train_cpu_s`` of a slim file's metadata).
+    cpu_s: NonNegativeNumber | None = None
+
+
+@pydantic_dataclasses.dataclass(config=_SCHEMA)
 class Config:
     """A whole training run."""
 
@@ -289,6 +298,7 @@ class Config:
     #: Iteration checkpoints kept besides the evaluated and best ones.
     keep_checkpoints: PositiveInt = 3
     network: NetworkConfig = Field(default_factory=NetworkConfig)
+    init: InitConfig = Field(default_factory=InitConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     replay: ReplayConfig = Field(default_factory=ReplayConfig)

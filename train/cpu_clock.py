@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import resource
 import time
+from typing import Final
 
-__all__ = ["CpuClock", "task_cpu_seconds"]
+__all__ = ["CPU_KEY", "TRAIN_CPU_KEY", "CpuClock", "task_cpu_seconds"]
+
+#: Run-history key: CPU seconds of self-play and learning, summed over the run.
+CPU_KEY: Final = "cpu_s"
+#: Slim-file metadata key: the same, for the network a slim file holds.
+TRAIN_CPU_KEY: Final = "train_cpu_s"
 
 
 def _own_and_reaped() -> float:

@@ -85,10 +85,11 @@ def train_hours(run_dir: Path) -> tuple[dict[int, float], str]:
         iteration = int(record["iteration"])
         total += float(record.get("time/selfplay_s", 0.0)) + float(record.get("time/learn_s", 0.0))
         wall[iteration] = total / 3600
-        if cpu is not None and iteration > 0:
+        if cpu is not None:
             if "time/cpu_s" in record:
+                # Iteration 0 too: a run from earlier weights starts where they stopped.
                 cpu[iteration] = float(record["time/cpu_s"]) / 3600
-            else:
+            elif iteration > 0:
                 cpu = None  # an older run (or one resumed across versions)
     return (cpu, "cpu") if cpu is not None and len(cpu) > 1 else (wall, "wall")
 

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.params import Threads, checked
 from yinsh_env.state import State
 
 #: The file (in a directory or a zip) that names the variant a policy was trained for.
@@ -67,10 +68,9 @@ def load_variant(path: str | Path) -> int | None:
 class LibraryPolicyAgent(Agent):
     """An agent over a trained policy: subclasses give :meth:`legal_probabilities`."""
 
-    def __init__(self, seed: int | None = None, greedy: bool = True, threads: int = 1) -> None:
+    @checked
+    def __init__(self, seed: int | None = None, greedy: bool = True, threads: Threads = 1) -> None:
         super().__init__(seed)
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
         self.greedy = greedy
         torch.set_num_threads(threads)
         self.np_rng = np.random.default_rng(seed)

@@ -29,8 +29,17 @@ from typing import Any
 
 import torch
 
+from agents.params import Backend, Device, OptionalSims, Threads, checked
+
 from .agent import NetAgent
-from .checkpoint import FORMAT, VERSION, CheckpointError, atomic_save, read_file, resolve_checkpoint
+from .checkpoint import (
+    CheckpointError,
+    atomic_save,
+    read_file,
+    resolve_checkpoint,
+    slim_checkpoint,
+)
+from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
 
 WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
@@ -48,13 +57,14 @@ def weights_path() -> Path:
 class PretrainedAgent(NetAgent):
     """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
 
+    @checked
     def __init__(
         self,
         seed: int | None = None,
-        sims: int = DEFAULT_SIMS,
-        device: str = "cpu",
-        threads: int = 1,
-        backend: str = "auto",
+        sims: OptionalSims = DEFAULT_SIMS,
+        device: Device = "cpu",
+        threads: Threads = 1,
+        backend: Backend = "auto",
     ) -> None:
         path = str(weights_path())
         super().__init__(seed, path, sims, device, threads, backend)
@@ -83,25 +93,20 @@ def export(source: str | Path, out: str | Path, info: dict[str, Any]) -> Path:
     """Write the network of checkpoint ``source`` with ``info`` as a slim checkpoint."""
     resolved = resolve_checkpoint(source)
     data = read_file(resolved)
-    model = {k: v.float().contiguous() for k, v in data["model"].items()}
-    meta = {
+    meta: dict[str, Any] = {
         "source": str(resolved),
         "iteration": int(data["iteration"]),
         "exported": date.today().isoformat(),
         "machine": machine(),
         "torch": str(torch.__version__),
-        **info,
     }
-    slim = {
-        "format": FORMAT,
-        "version": VERSION,
-        "iteration": int(data["iteration"]),
-        "config": data["config"],
-        "model": model,
-        "metadata": meta,
-    }
+    history = data.get("history")
+    if isinstance(history, dict) and CPU_KEY in history:
+        # Where a run continuing from this file starts its CPU clock (train.init_weights).
+        meta[TRAIN_CPU_KEY] = float(history[CPU_KEY])
+    meta.update(info)
     out = Path(out)
-    atomic_save(slim, out)
+    atomic_save(slim_checkpoint(data, meta), out)
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.params import PathText, Threads, checked
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
@@ -69,8 +70,13 @@ def load_masked_module(path: str) -> Any:
 class RLlibAgent(LibraryPolicyAgent):
     """Plays the RLlib example's trained masked policy."""
 
+    @checked
     def __init__(
-        self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
+        self,
+        seed: int | None = None,
+        path: PathText = "",
+        greedy: bool = True,
+        threads: Threads = 1,
     ) -> None:
         super().__init__(seed, greedy, threads)
         self.module = load_masked_module(path)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.params import PathText, Threads, checked
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
@@ -63,8 +64,13 @@ def load_maskable_ppo(path: str) -> Any:
 class SB3Agent(LibraryPolicyAgent):
     """Plays a trained MaskablePPO policy, masks applied."""
 
+    @checked
     def __init__(
-        self, seed: int | None = None, path: str = "", greedy: bool = True, threads: int = 1
+        self,
+        seed: int | None = None,
+        path: PathText = "",
+        greedy: bool = True,
+        threads: Threads = 1,
     ) -> None:
         super().__init__(seed, greedy, threads)
         file = model_file(path)

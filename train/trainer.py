@@ -29,6 +29,14 @@ value and the variance of its targets, margin, ownership, policy entropy),
 and ``eval/*`` (scores with 95% intervals of the raw policy and of the search
 against each baseline, Elo, the best iteration).
 
+A run can start from an earlier network's weights (config ``init``,
+:mod:`train.init_weights`): its CPU clock then starts at the seconds that
+trained them, and ``history["init"]`` names the file and its SHA-256.  A
+checkpoint resumed without its replay file (restored from git by
+:mod:`train.run_archive`) restarts the window empty: the log says so, the
+next iteration's metrics carry ``replay/restarted``, ``history["replay_restarts"]``
+lists where, and learning waits until the window holds ``replay.min_positions``.
+
 A killed run loses at most the iteration in progress; SIGTERM and SIGHUP exit
 through the same cleanup as Ctrl-C (:mod:`agents.worker_pool`).  An
 iteration's metrics stay in its checkpoint's history until ``metrics.jsonl``
@@ -66,10 +74,11 @@ from .checkpoint import (
     set_rng_states,
 )
 from .config import Config, save_config
-from .cpu_clock import CpuClock
+from .cpu_clock import CPU_KEY, CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
 from .inference import resolve_device
+from .init_weights import load_init_weights
 from .learner import Learner
 from .network import PolicyValueNet, count_parameters
 from .preflight import check_runnable
@@ -80,9 +89,11 @@ from .workers import make_executor
 CONFIG_NAME = "config.yaml"
 #: History key of the last checkpointed iteration's metrics, until metrics.jsonl has them.
 UNLOGGED = "unlogged"
-#: History key: CPU seconds of self-play and learning, summed over the run.
-CPU_KEY = "cpu_s"
 METRICS_NAME = "metrics.jsonl"
+#: History key: the file the run's weights started from (train.init_weights).
+INIT_KEY = "init"
+#: History key: iterations after which the run resumed with an empty replay window.
+RESTARTS_KEY = "replay_restarts"
 
 
 class RunError(ValueError):
@@ -104,6 +115,8 @@ class RunState:
     replay: ReplayBuffer
     iteration: int  # iterations completed
     history: dict[str, Any]
+    #: Resumed without the replay file: the window restarted empty.
+    replay_restarted: bool = False
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -185,6 +198,11 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
     learner = Learner(model, config.optim, total_steps, device, amp=config.amp)
     replay = ReplayBuffer(config.replay.window)
     state = RunState(config, model, learner, replay, 0, new_history())
+    init = load_init_weights(config) if checkpoint is None else None
+    if init is not None:
+        model.load_state_dict(init.model)
+        state.history[INIT_KEY] = init.record()
+        state.history[CPU_KEY] = init.cpu_s
     if checkpoint is not None:
         data = read_file(checkpoint)
         saved = config_of(data, checkpoint)
@@ -195,10 +213,16 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
             )
         model.load_state_dict(data["model"])
         learner.load_state_dict(data["learner"])
-        replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
         set_rng_states(data["rng"])
         state.iteration = int(data["iteration"])
         state.history = data["history"]
+        if replay_path(checkpoint).exists():
+            replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
+        else:
+            # A checkpoint restored without its replay file (train.run_archive): the
+            # window starts empty and learning waits for replay.min_positions again.
+            state.replay_restarted = True
+            state.history.setdefault(RESTARTS_KEY, []).append(state.iteration)
     return state
 
 
@@ -284,16 +308,31 @@ def run(
     try:
         if state.iteration == 0 and not resume:
             bar.write(f"network: {count_parameters(state.model):,} parameters; run {run_dir}")
+            if INIT_KEY in state.history:
+                init = state.history[INIT_KEY]
+                bar.write(
+                    f"weights from {init['path']} (sha256 {init['sha256'][:12]}, "
+                    f"{init['cpu_s'] / 3600:.2f} CPU-hours of training)"
+                )
             text = json.dumps(config.to_dict(), indent=1)
             log.writer.add_text("config", f"```\n{text}\n```")
-            last = _checkpoint(run_dir, state, {"optim/step": 0.0})
+            start = {"optim/step": 0.0, "time/cpu_s": cpu_seconds(state)}
+            last = _checkpoint(run_dir, state, start)
             _complete(run_dir, state, log, started, clock)
         elif _unlogged(state) is not None and state.iteration not in log.logged:
             # Killed after its checkpoint (in an evaluation, say): finish that iteration.
             _complete(run_dir, state, log, started, clock)
+        if state.replay_restarted:
+            bar.write(
+                f"resumed at iteration {state.iteration} without its replay file: the window "
+                f"restarts empty; learning waits for {config.replay.min_positions} positions"
+            )
         while state.iteration < config.iterations:
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
+            if state.replay_restarted:
+                metrics["replay/restarted"] = 1.0
+                state.replay_restarted = False
             for game in result.games:
                 state.replay.add(game)
             t1 = time.perf_counter()

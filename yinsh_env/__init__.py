@@ -47,7 +47,14 @@ from .actions import (
     str_to_action,
 )
 from .bga import read_bga_json
-from .errors import IllegalActionError, NotationError, PositionError, RecordError, YinshError
+from .errors import (
+    IllegalActionError,
+    NotAnActionError,
+    NotationError,
+    PositionError,
+    RecordError,
+    YinshError,
+)
 from .game_record import GameRecord
 from .geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
 from .record_text import read_record, write_record
@@ -70,6 +77,7 @@ __all__ = [
     "N_ACTIONS",
     "N_POINTS",
     "N_SYMMETRIES",
+    "NotAnActionError",
     "NotationError",
     "OVER",
     "Outcome",

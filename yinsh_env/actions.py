@@ -23,7 +23,7 @@ from __future__ import annotations
 import operator
 from typing import Final
 
-from .errors import NotationError
+from .errors import NotationError, bounded_repr
 from .geometry import (
     MOVE_PAIRS,
     N_MOVE_PAIRS,
@@ -107,12 +107,12 @@ def str_to_action(text: str) -> int:
     no action (two points not on a line, a row that is not five points long).
     """
     if not isinstance(text, str):
-        raise NotationError(f"action {text!r} is not a string")
+        raise NotationError(f"action {bounded_repr(text)} is not a string")
     key = text.strip().upper()
     action = _NAME_TO_ACTION.get(key)
     if action is not None:
         return action
-    raise NotationError(f"unknown action {text!r}: {_diagnose(key)}")
+    raise NotationError(f"unknown action {bounded_repr(text)}: {_diagnose(key)}")
 
 
 def _diagnose(key: str) -> str:
@@ -121,7 +121,7 @@ def _diagnose(key: str) -> str:
     parts = body.split("-")
     if not body or len(parts) > 2 or any(p not in NAME_TO_POINT for p in parts):
         bad = [p for p in parts if p not in NAME_TO_POINT]
-        what = f"{bad[0]!r} is not a board point" if bad and bad[0] else "malformed"
+        what = f"{bounded_repr(bad[0])} is not a board point" if bad and bad[0] else "malformed"
         return f"{what} (expected E5, E5-E8, xE5-E9, xE5 or pass)"
     if key.startswith("X"):
         return "the two points do not bound a five-point row"

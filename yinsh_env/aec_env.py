@@ -1,9 +1,8 @@
 """YINSH as a PettingZoo AEC environment (``yinsh_v0``).
 
 ``raw_env`` is the bare environment; :func:`env` adds what PettingZoo's
-standard wrappers for classic games add (illegal moves end the game with -1
-for the offender, out-of-range actions assert, calls out of order raise), in
-one layer (:class:`ClassicWrapper`).  ``pettingzoo.make("aec", "yinsh_v0")``
+standard wrappers for classic games add (illegal moves end the game, calls
+out of order raise), in one layer (:class:`ClassicWrapper`).  ``pettingzoo.make("aec", "yinsh_v0")``
 builds the same once this module is imported::
 
     from yinsh_env import env
@@ -23,12 +22,29 @@ while it removes rows and rings, and the opponent may remove rows the mover
 made for it before its own move: ``agent_selection`` always names the agent
 to act.  Observations are ``{"observation": planes, "action_mask": int8}``
 (planes documented in :mod:`yinsh_env.observation`), from the observing
-agent's point of view; the waiting agent's mask is all zeros.  Rewards are
-+1 / -1 / 0 for win / loss / draw, given when the game ends.
+agent's point of view; the waiting agent's mask is all zeros.  The mask's
+dtype is ``int8`` (1 legal, 0 not), what Gymnasium's
+``action_space.sample(mask=...)`` takes.  Rewards are +1 / -1 / 0 for win /
+loss / draw, given when the game ends.
 
-Bad input to ``raw_env`` (an illegal action, a malformed start position)
-raises a :class:`~yinsh_env.errors.YinshError` (a ``ValueError``) and leaves
-the environment as it was.
+Actions, in both ``env()`` and ``raw_env``: an index in any integer form
+(Python or numpy integer, 0-d or one-element integer array or tensor: what
+``MaskablePPO.predict`` or an RLlib module returns) or the action's
+notation (``"E5-E8"``).  Anything else (a float, a bool, ``None`` for an
+agent that must act, several values, an index outside ``0..2141``, malformed
+notation) raises :class:`~yinsh_env.errors.NotAnActionError` or
+:class:`~yinsh_env.errors.NotationError` (both ``ValueError``) naming the
+value, and changes nothing (:mod:`yinsh_env.action_input`).
+
+An illegal move (a valid index that the rules forbid here) is where the two
+differ.  ``env()`` follows PettingZoo's classic games: the game ends, -1 for
+the agent that made it, 0 for the other, every agent terminated and
+truncated, the board unchanged (the arena scores it as a forfeit).
+``raw_env`` raises :class:`~yinsh_env.errors.IllegalActionError` (a
+``ValueError``) and leaves the environment as it was, as it does for a
+malformed start position.  Once the game is over and every agent has taken
+its final ``step(None)``, ``raw_env.step`` raises ``IllegalActionError``
+(reset first); ``env()`` warns, as PettingZoo's wrappers do.
 """
 
 from __future__ import annotations
@@ -49,7 +65,8 @@ from pettingzoo.utils.wrappers.order_enforcing import (
     AECOrderEnforcingIterator,
 )
 
-from .actions import N_ACTIONS, str_to_action
+from .action_input import as_action
+from .actions import N_ACTIONS
 from .errors import IllegalActionError, PositionError
 from .observation import OBS_SHAPE, encode
 from .render import ansi_board, rgb_board, svg_board
@@ -100,7 +117,8 @@ def start_state(
         raise PositionError(
             f"start actions must be a sequence of actions, got the string {actions!r}"
         )
-    game.apply_all(int(a) if isinstance(a, np.integer) else a for a in actions)
+    for action in actions:
+        game.apply(as_action(action))
     if game.is_terminal:
         raise PositionError(f"cannot start an episode from a finished game: {game.to_text()}")
     return game
@@ -152,9 +170,11 @@ def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
 
     Takes :class:`raw_env`'s keyword arguments.  An illegal action ends the
     game: -1 for the agent that made it, 0 for the other (PettingZoo's
-    ``TerminateIllegalWrapper``); an action outside the action space fails an
-    assertion (``AssertOutOfBoundsWrapper``); calls out of order are caught
-    (``OrderEnforcingWrapper``).  See :class:`ClassicWrapper`.
+    ``TerminateIllegalWrapper``); a value that is no action (a float, an
+    index outside the space) raises :class:`~yinsh_env.errors.NotAnActionError`
+    and changes nothing, where ``AssertOutOfBoundsWrapper`` would assert;
+    calls out of order are caught (``OrderEnforcingWrapper``).  See
+    :class:`ClassicWrapper`.
     """
     return ClassicWrapper(raw_env(**kwargs))
 
@@ -189,7 +209,9 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
 
     Same behaviour as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
     TerminateIllegalWrapper(env, illegal_reward=-1)))`` (see
-    :func:`standard_wrappers`; a test plays both side by side), but the
+    :func:`standard_wrappers`; a test plays both side by side), except that
+    actions are read by value (:func:`~yinsh_env.action_input.as_action`:
+    a 0-d array is its index, a float is refused rather than asserted), but the
     attributes read on every step (``agent_selection``, ``terminations``,
     ...) are forwarded in one hop instead of three ``__getattr__`` chains,
     which otherwise cost more than the whole YINSH step.
@@ -226,7 +248,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
             EnvLogger.error_agent_iter_before_reset()
         return _ClassicIterable(self, max_iter)
 
-    def step(self, action: int | np.integer | None) -> None:
+    def step(self, action: Any) -> None:
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         base = self.env
@@ -234,18 +256,15 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
             return
-        self._has_updated = True
         agent = base.agent_selection
-        dead = base.terminations[agent] or base.truncations[agent]
-        in_space = (type(action) is int and 0 <= action < N_ACTIONS) or (
-            action is not None and base.action_spaces[agent].contains(action)
-        )
-        assert (action is None and dead) or in_space, "action is not in action space"
-        if dead:
-            base._was_dead_step(action)
+        if base.terminations[agent] or base.truncations[agent]:
+            self._has_updated = True
+            base._was_dead_step(action)  # ValueError unless the action is None
             return
+        index = as_action(action)  # refuses what is no action, before anything changes
+        self._has_updated = True
         try:
-            base.play(agent, action)  # type: ignore[arg-type]  # in_space: an integer
+            base.play(agent, index)
         except IllegalActionError:  # raised before anything changed
             EnvLogger.warn_on_illegal_move()
             base.end_on_illegal_action(agent, ILLEGAL_REWARD)
@@ -284,8 +303,9 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
 
     ``reset(options=...)`` understands ``{"state": State or position text,
     "actions": [...]}`` to start from a given position (other keys are
-    ignored, as PettingZoo's API test requires).  ``step`` also accepts
-    actions in notation (``"E5-E8"``).  The engine state of the game in
+    ignored, as PettingZoo's API test requires).  ``step`` takes an action
+    index in any integer form or in notation (``"E5-E8"``; see the module
+    docstring).  The engine state of the game in
     progress is :attr:`game` (read it, don't modify it); searches work on
     :meth:`copy_state`, so their simulations skip the env's per-step work.
     """
@@ -364,23 +384,30 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self._observations: dict[str, dict[str, np.ndarray]] = {}
         self._update_infos()
 
-    def step(self, action: ActionLike | None) -> None:
-        """Apply the selected agent's action (index or notation).
+    def step(self, action: Any) -> None:
+        """Apply the selected agent's action (an index in any integer form, or notation).
 
-        Raises :class:`~yinsh_env.errors.IllegalActionError` for an illegal
-        action, leaving the environment unchanged.
+        Raises :class:`~yinsh_env.errors.NotAnActionError` for a value that is
+        no action, :class:`~yinsh_env.errors.IllegalActionError` for an
+        illegal one or once the game is over, leaving the environment unchanged.
+        A finished agent's ``step(None)`` removes it, as PettingZoo's API wants.
         """
+        if not self.agents:
+            raise IllegalActionError(
+                f"the game is over ({self._game.result}) and every agent has left: "
+                "call reset() before step()"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+            self._was_dead_step(action)  # ValueError unless the action is None
             return
-        self.play(agent, str_to_action(action) if isinstance(action, str) else action)  # type: ignore[arg-type]
+        self.play(agent, as_action(action))
 
-    def play(self, agent: str, action: int | np.integer[Any]) -> None:
-        """``step`` for ``agent``, the selected agent, known to be live (wrappers check that)."""
+    def play(self, agent: str, action: int) -> None:
+        """``step`` for ``agent``, the selected agent, known to be live, with an index in range."""
         game = self._game
-        game.apply(action)  # type: ignore[arg-type]  # checks legality; unchanged on error
-        self.last_action = action if type(action) is int else int(action)
+        game.apply(action)  # checks legality; unchanged on error
+        self.last_action = action
         self._observations.clear()  # (a new dict per step would wake the garbage collector sooner)
         self._cumulative_rewards[agent] = 0.0
         if game.phase == OVER:

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import reprlib
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def bounded_repr(value: object) -> str:
+    """``repr(value)`` cut to about 60 characters: errors name their input, never echo all of it."""
+    return _REPR.repr(value)
+
 
 class YinshError(ValueError):
     """Base class of every error the engine raises for bad input."""
@@ -9,6 +19,15 @@ class YinshError(ValueError):
 
 class NotationError(YinshError):
     """A malformed or unknown action or point string."""
+
+
+class NotAnActionError(YinshError, TypeError):
+    """A value that is no action at all: refused before the game is touched, never an illegal move.
+
+    A float, a bool, None, several values, an index out of range
+    (:func:`yinsh_env.action_input.as_action`).  Both a ``ValueError`` and a
+    ``TypeError``, so either ``except`` catches it.
+    """
 
 
 class IllegalActionError(YinshError):

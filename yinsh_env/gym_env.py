@@ -19,7 +19,18 @@ decisions until the learner must act again (or the game ends)::
 Observations and actions are the PettingZoo environment's (see
 :mod:`yinsh_env.aec_env`), from the learner's point of view; the reward is
 +1 / -1 / 0 for the learner when the game ends.  :meth:`action_masks` serves
-sb3-contrib's ``MaskablePPO``.
+sb3-contrib's ``MaskablePPO``; it is the observation's ``int8`` mask (1
+legal), which Gymnasium's ``action_space.sample(mask=...)`` takes too.
+
+``step`` reads its action as the PettingZoo environment does (an index in
+any integer form, e.g. ``MaskablePPO.predict``'s 0-d array, or notation;
+anything else raises :class:`~yinsh_env.errors.NotAnActionError` and
+changes nothing: :mod:`yinsh_env.action_input`).  An illegal move (a valid
+index the rules forbid here) follows PettingZoo's classic games by default:
+the episode ends with -1 for the learner (``illegal_reward``; the arena
+scores it as a forfeit), or, with ``illegal_reward=None``, raises
+:class:`~yinsh_env.errors.IllegalActionError`.  ``step`` after the episode
+ended raises ``gymnasium.error.ResetNeeded``.
 
 The opponent can be ``None`` (uniformly random, seeded by ``reset``), an
 object with ``act(state) -> action`` (agents of the :mod:`agents` package,
@@ -37,13 +48,13 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import N_ACTIONS, str_to_action
+from .action_input import as_action
+from .actions import N_ACTIONS
 from .aec_env import (
     AGENT_INDEX,
     AGENTS,
     ILLEGAL_REWARD,
     RENDER_MODES,
-    ActionLike,
     check_render_mode,
     make_observation_space,
     raw_env,
@@ -182,18 +193,19 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             self.render()
         return self._aec.observe(self.learner), info
 
-    def step(self, action: ActionLike) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
+        index = as_action(action)  # refuses what is no action, before anything changes
         game = self._aec.game
         agent = self.learner
-        if self.illegal_reward is not None and not _is_legal(game, action):
+        if self.illegal_reward is not None and not game.is_legal(index):
             self._done = True
             info = self._info([])
-            info["illegal_action"] = action
+            info["illegal_action"] = index
             unchanged = {key: value.copy() for key, value in self._aec.observe(agent).items()}
             return unchanged, float(self.illegal_reward), True, False, info
-        self._aec.step(action)  # raises IllegalActionError, unchanged state, if illegal
+        self._aec.step(index)  # raises IllegalActionError, unchanged state, if illegal
         played = self._play_opponent()
         reward = game.returns()[self._learner] if self._done else 0.0
         if self.render_mode == "human":
@@ -215,14 +227,15 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
                     f"at {game.to_text()}; the episode is over: call reset()"
                 ) from err
             try:
-                aec.step(action)
+                index = as_action(action)
+                aec.step(index)
             except ValueError as err:
                 self._done = True
                 raise IllegalActionError(
                     f"opponent {self.opponent!r} chose an illegal action: {err}; "
                     "the episode is over: call reset()"
                 ) from None
-            played.append(int(action))
+            played.append(index)
         self._done = game.is_terminal
         return played
 
@@ -250,8 +263,12 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         return info
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a boolean mask (sb3-contrib's MaskablePPO)."""
-        return self._aec.observe(self.learner)["action_mask"].astype(bool)
+        """The learner's legal actions as an ``int8`` mask (sb3-contrib's MaskablePPO).
+
+        The observation's own mask dtype, which Gymnasium's masked sampling
+        also takes; a copy, so a caller's edits cannot reach the observation.
+        """
+        return self._aec.observe(self.learner)["action_mask"].copy()
 
     # --- rendering -----------------------------------------------------------------
 
@@ -264,14 +281,6 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         close = getattr(self.opponent, "close", None)
         if callable(close) and self._opponent_kind in ("state", "observation"):
             close()
-
-
-def _is_legal(game: State, action: Any) -> bool:
-    try:
-        index = str_to_action(action) if isinstance(action, str) else int(action)
-    except (TypeError, ValueError):
-        return False
-    return game.is_legal(index)
 
 
 def _parse_learner(learner: str | int) -> str | int:

@@ -8,13 +8,16 @@
   that many searches batch their leaves (:func:`run_searches`);
 * :mod:`~agents.search.rollout`: the heuristic-scored rollout evaluator; the
   network evaluator lives in :mod:`train.inference`;
-* :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found.
+* :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found;
+* :mod:`~agents.search.stopping`: :func:`stop_when`, cancelling a running
+  search from another thread (it returns its best so far).
 """
 
 from .analysis import ActionStats, Analysis, analysis_of
 from .core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
 from .rollout import RolloutEvaluator
 from .rules import PUCT, UCT, Gumbel, RootPlan, Rules, considered_visits, dirichlet_prior
+from .stopping import StopCondition, current_stop, stop_when
 from .tree import UNPROVEN, Leaf, Node, advance, backup
 
 __all__ = [
@@ -32,11 +35,14 @@ __all__ = [
     "RootPlan",
     "Rules",
     "Search",
+    "StopCondition",
     "advance",
     "analysis_of",
     "backup",
     "considered_visits",
+    "current_stop",
     "dirichlet_prior",
     "network_leaf",
     "run_searches",
+    "stop_when",
 ]

@@ -24,6 +24,7 @@ from yinsh_env.state import State
 
 from .analysis import Analysis, analysis_of
 from .rules import RootPlan, Rules
+from .stopping import StopCondition, current_stop
 from .tree import UNPROVEN, Leaf, Node, Path, backup, backup_proofs, white_value
 
 #: Builds the :class:`Leaf` of the position the search stands on (``root``: the
@@ -53,7 +54,9 @@ class Search:
     calls.  ``root`` may be a subtree kept from the previous decision.  With
     ``solver`` the tree keeps MCTS-Solver proofs and stops once the root is
     proven; with ``deadline`` (a :func:`time.perf_counter` time) it stops then
-    instead of after ``simulations``.
+    instead of after ``simulations``.  ``should_stop`` (by default the
+    condition of the enclosing :func:`~agents.search.stopping.stop_when`)
+    ends it early, after at least one simulation, with its best so far.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class Search:
         make_leaf: LeafMaker = network_leaf,
         solver: bool = False,
         deadline: float = 0.0,
+        should_stop: StopCondition | None = None,
     ) -> None:
         self.state = state
         self.rules = rules
@@ -77,6 +81,7 @@ class Search:
         self.make_leaf = make_leaf
         self.solver = solver
         self.deadline = deadline
+        self.should_stop = should_stop if should_stop is not None else current_stop()
         self.done_simulations = 0
         self._pending: tuple[Path, Leaf] | None = None
         self._plan = RootPlan(np.zeros(0))
@@ -91,6 +96,8 @@ class Search:
         done = self.done_simulations
         if self.solver and root.proven != UNPROVEN:
             return True  # the result is known: more simulations cannot change the choice
+        if done > 0 and self.should_stop is not None and self.should_stop():
+            return True  # cancelled (the protocol's stop): the best so far stands
         if self.deadline:
             return done > 0 and time.perf_counter() >= self.deadline
         return done >= self.simulations

@@ -1,0 +1,180 @@
+"""Training further: a run from earlier weights, a run kept in git and resumed elsewhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import load_yaml_config
+from test_train_run import TINY, Interrupt, metrics
+
+from train.checkpoint import (
+    CheckpointError,
+    checkpoint_path,
+    list_checkpoints,
+    read_file,
+    replay_path,
+)
+from train.cli import main
+from train.config import Config
+from train.curve import strength_curve
+from train.init_weights import InitWeightsError, sha256_of
+from train.pretrained import export
+from train.run_archive import main as archive_main
+from train.run_archive import restore, save
+from train.trainer import RunError, run
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def tiny(tmp_path: Path, *overrides: str) -> Config:
+    return load_yaml_config(tmp_path, TINY, *overrides)
+
+
+@pytest.fixture(scope="module")
+def source_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-iteration run, evaluated after each iteration (the Elo ladder has pairings)."""
+    tmp = tmp_path_factory.mktemp("source")
+    run_dir = tmp / "run"
+    run(tiny(tmp, "eval.every=1", "eval.elo_checkpoints=1"), run_dir, progress=False)
+    return run_dir
+
+
+def test_a_run_starts_from_a_checkpoints_weights_and_its_cpu_clock(
+    tmp_path: Path, source_run: Path
+) -> None:
+    source = checkpoint_path(source_run, 2)
+    source_data = read_file(source)
+    source_cpu = source_data["history"]["cpu_s"]
+    assert source_cpu > 0
+    run_dir = tmp_path / "continued"
+    config = tiny(tmp_path, "iterations=1", "eval.every=1", f"init.weights={source}")
+    run(config, run_dir, progress=False)
+    start = read_file(checkpoint_path(run_dir, 0))
+    assert all(torch.equal(start["model"][k], source_data["model"][k]) for k in start["model"])
+    assert start["history"]["init"] == {
+        "path": str(source),
+        "sha256": sha256_of(source),
+        "iteration": 2,
+        "cpu_s": source_cpu,
+    }
+    records = metrics(run_dir)
+    assert records[0]["time/cpu_s"] == source_cpu
+    assert records[1]["time/cpu_s"] > source_cpu
+    # The curve starts where the weights' training stopped.
+    curve = strength_curve(run_dir)
+    assert curve.points[0].train_hours == pytest.approx(source_cpu / 3600)
+    # A fresh optimizer and schedule: the learner counts its own steps from 0.
+    assert read_file(checkpoint_path(run_dir, 1))["learner"]["step"] == 2
+
+
+def test_a_network_mismatch_is_refused_before_anything_is_written(
+    tmp_path: Path, source_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny(tmp_path, "network.channels=4", f"init.weights={source_run}")
+    with pytest.raises(InitWeightsError, match=r"init.weights: .* holds a network .*channels=8"):
+        run(config, tmp_path / "a", progress=False)
+    assert not list_checkpoints(tmp_path / "a")
+    missing = tmp_path / "missing.pt"
+    args = ["--config", str(tmp_path / "tiny.yaml"), "--run-dir", str(tmp_path / "b")]
+    assert main([*args, f"init.weights={missing}"]) == 2
+    assert (
+        "init.weights" in capsys.readouterr().err and not (tmp_path / "b" / "config.yaml").exists()
+    )
+
+
+def test_a_slim_file_says_its_cpu_seconds_or_the_config_must(
+    tmp_path: Path, source_run: Path
+) -> None:
+    slim = export(source_run, tmp_path / "slim.pt", {})
+    cpu = read_file(source_run / "checkpoints" / "iter_000002.pt")["history"]["cpu_s"]
+    assert read_file(slim)["metadata"]["train_cpu_s"] == cpu
+    data = read_file(slim)
+    del data["metadata"]["train_cpu_s"]
+    torch.save(data, tmp_path / "old.pt")
+    with pytest.raises(InitWeightsError, match=r"set init.cpu_s"):
+        run(tiny(tmp_path, f"init.weights={tmp_path / 'old.pt'}"), tmp_path / "a", progress=False)
+    run_dir = tmp_path / "b"
+    config = tiny(
+        tmp_path, "iterations=1", f"init.weights={tmp_path / 'old.pt'}", "init.cpu_s=7200"
+    )
+    run(config, run_dir, progress=False)
+    assert metrics(run_dir)[0]["time/cpu_s"] == 7200
+
+
+def test_a_run_saved_to_an_archive_resumes_elsewhere_with_an_empty_window(
+    tmp_path: Path, source_run: Path
+) -> None:
+    archive = tmp_path / "archive"
+    manifest = save(source_run, archive)
+    assert manifest["iteration"] == 2 and manifest["evaluated"] == [0, 1, 2]
+    assert sorted(manifest["files"]) == ["checkpoints/iter_000002.pt"]  # evaluated: no slim copy
+    assert not list(archive.rglob("*.replay.pt"))
+    restored = tmp_path / "restored"
+    assert restore(archive, restored)["iteration"] == 2
+    assert not replay_path(checkpoint_path(restored, 2)).exists()
+    config = tiny(tmp_path, "iterations=4", "eval.every=2", "eval.elo_checkpoints=1")
+    run(config, restored, resume=True, progress=False)
+    records = metrics(restored)
+    assert [r["iteration"] for r in records] == [0, 1, 2, 3, 4]
+    assert records[3]["replay/restarted"] == 1.0 and "replay/restarted" not in records[4]
+    # The window restarted with iteration 3's games only, then grew.
+    assert records[3]["replay/positions"] == records[3]["selfplay/positions"]
+    final = read_file(checkpoint_path(restored, 4))["history"]
+    assert final["replay_restarts"] == [2]
+    assert {"a": "iter_000004", "b": "iter_000002"} in [
+        {"a": p["a"], "b": p["b"]} for p in final["pairings"]
+    ]
+    curve = strength_curve(restored)
+    assert [p.iteration for p in curve.points] == [0, 1, 2, 4]
+
+
+def test_saving_a_later_checkpoint_keeps_slim_copies_for_the_ladder(
+    tmp_path: Path, source_run: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    save(source_run, tmp_path / "a")
+    restore(tmp_path / "a", run_dir)
+    config = tiny(tmp_path, "iterations=5", "eval.every=2", "eval.elo_checkpoints=1")
+
+    def stop_after_third(iteration: int, _: dict[str, float]) -> None:
+        if iteration == 3:
+            raise Interrupt  # iteration 3 is not evaluated
+
+    with pytest.raises(Interrupt):
+        run(config, run_dir, resume=True, progress=False, on_iteration=stop_after_third)
+    archive = tmp_path / "archive"
+    (archive / "checkpoints").mkdir(parents=True)
+    (archive / "checkpoints" / "iter_000001.pt").write_bytes(b"stale")
+    manifest = save(run_dir, archive)
+    assert manifest["iteration"] == 3
+    assert sorted(manifest["files"]) == ["checkpoints/iter_000002.pt", "checkpoints/iter_000003.pt"]
+    ladder = read_file(archive / "checkpoints" / "iter_000002.pt")
+    assert "learner" not in ladder and "model" in ladder  # slim
+    assert [r["iteration"] for r in metrics(archive)] == [0, 1, 2, 3]
+    evaluated = save(run_dir, tmp_path / "evaluated", evaluated=True)
+    assert evaluated["iteration"] == 2 and len(evaluated["files"]) == 1
+
+
+def test_restore_refuses_a_damaged_archive_and_a_used_run_dir(
+    tmp_path: Path, source_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = tmp_path / "archive"
+    save(source_run, archive)
+    with pytest.raises(RunError, match="already holds checkpoints"):
+        restore(archive, source_run)
+    manifest_path = archive / "archive.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"] = {"../escape.pt": "0" * 64}
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(RunError, match="escape"):
+        restore(archive, tmp_path / "a")
+    save(source_run, archive)
+    (archive / "checkpoints" / "iter_000002.pt").write_bytes(b"changed")
+    with pytest.raises(CheckpointError, match="sha256"):
+        restore(archive, tmp_path / "b")
+    assert not list_checkpoints(tmp_path / "b")
+    assert archive_main(["restore", str(tmp_path / "nothing"), str(tmp_path / "c")]) == 2
+    assert "not a run archive" in capsys.readouterr().err

@@ -1,0 +1,174 @@
+"""A training run kept in git: save a run directory's state small, restore it anywhere.
+
+A long run is stopped and resumed many times, on other machines too, so its
+state lives in the repository (``run_archives/NAME/``), not in the ignored
+``runs/``.  An archive holds only what ``yinsh-train --resume`` and
+``python -m train.curve`` need::
+
+    archive.json                     what was saved: iteration, CPU hours, files, sha256
+    config.yaml                      the run's config
+    metrics.jsonl                    its records up to the saved iteration
+    checkpoints/iter_000120.pt       the saved checkpoint (model, optimizer, RNG, history)
+    checkpoints/iter_000100.pt       slim copies (network only) of the evaluated
+                                     checkpoints the next evaluation plays (eval.elo_checkpoints)
+
+No replay window (tens of MB): a run resumed from an archive restarts it empty
+(:mod:`train.trainer` says so in its log and metrics) and learns again once
+the window holds ``replay.min_positions``.  Usage::
+
+    python -m train.run_archive save /work/runs/long2 run_archives/long2   # then git add + commit
+    python -m train.run_archive restore run_archives/long2 runs/long2      # on any machine
+    yinsh-train --run-dir runs/long2 --resume                              # continue it
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import (
+    CHECKPOINT_DIR,
+    CheckpointError,
+    atomic_copy,
+    atomic_save,
+    checkpoint_iteration,
+    checkpoint_path,
+    latest_checkpoint,
+    list_checkpoints,
+    read_file,
+    slim_checkpoint,
+)
+from .cpu_clock import CPU_KEY
+from .trainer import CONFIG_NAME, METRICS_NAME, RunError, read_metrics
+
+__all__ = ["restore", "save"]
+
+MANIFEST = "archive.json"
+_FILE = re.compile(rf"^{CHECKPOINT_DIR}/iter_\d{{6}}\.pt$")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _chosen(run_dir: Path, evaluated: bool) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint to save: the newest, or the newest evaluated one (one file fewer)."""
+    newest = latest_checkpoint(run_dir)
+    if newest is None:
+        raise RunError(f"cannot save: run directory {run_dir} holds no checkpoint")
+    data = read_file(newest)
+    if evaluated and data["history"]["evaluated"]:
+        newest = checkpoint_path(run_dir, int(data["history"]["evaluated"][-1]))
+        data = read_file(newest)
+    return newest, data
+
+
+def save(run_dir: str | Path, archive: str | Path, evaluated: bool = False) -> dict[str, Any]:
+    """Write the run's state into ``archive`` (replacing what it held); its manifest."""
+    run_dir, archive = Path(run_dir), Path(archive)
+    for name in (CONFIG_NAME, METRICS_NAME):
+        if not (run_dir / name).is_file():
+            raise RunError(f"cannot save: run directory {run_dir} has no {name}")
+    source, data = _chosen(run_dir, evaluated)
+    iteration = int(data["iteration"])
+    history = data["history"]
+    elo_checkpoints = int(data["config"]["eval"]["elo_checkpoints"])
+    # The next evaluation plays the newest evaluated checkpoints (train.evaluate); the
+    # saved one, if among them, is already in the archive whole.
+    upto = [i for i in history["evaluated"] if i <= iteration]
+    ladder = [i for i in (upto[-elo_checkpoints:] if elo_checkpoints else []) if i != iteration]
+    missing = [i for i in ladder if not checkpoint_path(run_dir, i).exists()]
+    if missing:
+        raise RunError(f"cannot save: the evaluated checkpoints {missing} are gone from {run_dir}")
+
+    folder = archive / CHECKPOINT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_copy(source, checkpoint_path(archive, iteration))
+    for i in ladder:
+        atomic_save(
+            slim_checkpoint(read_file(checkpoint_path(run_dir, i))), checkpoint_path(archive, i)
+        )
+    kept = {iteration, *ladder}
+    for stale in list_checkpoints(archive):
+        if checkpoint_iteration(stale) not in kept:
+            stale.unlink()
+    shutil.copyfile(run_dir / CONFIG_NAME, archive / CONFIG_NAME)
+    records = [
+        r for r in read_metrics(run_dir / METRICS_NAME) if r.get("iteration", 0) <= iteration
+    ]
+    tmp = archive / (METRICS_NAME + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
+    tmp.replace(archive / METRICS_NAME)
+    manifest = {
+        "iteration": iteration,
+        "cpu_hours": float(history.get(CPU_KEY, 0.0)) / 3600,
+        "evaluated": list(history["evaluated"]),
+        "saved_from": str(run_dir),
+        "files": {
+            str(p.relative_to(archive)): _sha256(p) for p in sorted(folder.glob("iter_*.pt"))
+        },
+    }
+    (archive / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
+    """Copy an archive into a new run directory, ready for ``yinsh-train --resume``."""
+    archive, run_dir = Path(archive), Path(run_dir)
+    manifest_path = archive / MANIFEST
+    if not manifest_path.is_file():
+        raise RunError(f"{archive} is not a run archive (no {MANIFEST})")
+    manifest = json.loads(manifest_path.read_text())
+    if list_checkpoints(run_dir):
+        raise RunError(f"cannot restore into {run_dir}: it already holds checkpoints")
+    files = manifest.get("files", {})
+    for name, digest in files.items():
+        if not _FILE.match(name):
+            raise RunError(f"{manifest_path}: {name!r} is not an archived checkpoint's name")
+        if _sha256(archive / name) != digest:
+            raise CheckpointError(f"{archive / name} does not match its sha256 in {manifest_path}")
+    (run_dir / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
+    for name in (*files, CONFIG_NAME, METRICS_NAME):
+        shutil.copyfile(archive / name, run_dir / name)
+    return dict(manifest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.run_archive", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sv = sub.add_parser("save", help="save a run directory's state into an archive directory")
+    sv.add_argument("run_dir", type=Path)
+    sv.add_argument("archive", type=Path)
+    sv.add_argument(
+        "--evaluated",
+        action="store_true",
+        help="save the newest evaluated checkpoint rather than the newest (fewer files)",
+    )
+    rs = sub.add_parser("restore", help="make a run directory from an archive")
+    rs.add_argument("archive", type=Path)
+    rs.add_argument("run_dir", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "save":
+            manifest = save(args.run_dir, args.archive, args.evaluated)
+            print(f"saved iteration {manifest['iteration']} into {args.archive}")
+        else:
+            manifest = restore(args.archive, args.run_dir)
+            print(
+                f"restored iteration {manifest['iteration']} into {args.run_dir}; continue with: "
+                f"yinsh-train --run-dir {args.run_dir} --resume"
+            )
+    except (CheckpointError, RunError, OSError, json.JSONDecodeError) as exc:
+        print(f"train.run_archive: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
