@@ -55,9 +55,9 @@ _PR_SET_PDEATHSIG = 1
 #: Seconds between the fallback watchdog's looks at the parent.
 WATCHDOG_PERIOD = 1.0
 #: Seconds a process has, after SIGTERM, SIGHUP or SIGINT, to clean up and exit
-#: (a few are enough even on a loaded machine) before it writes its threads'
-#: stacks to stderr and exits with status 1.
-EXIT_GRACE = 30.0
+#: (a trainer takes under 10 s on a machine loaded 10 times over) before it
+#: writes its threads' stacks to stderr and exits with status 1.
+EXIT_GRACE = 60.0
 
 R = TypeVar("R")
 
