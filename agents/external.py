@@ -40,6 +40,7 @@ import threading
 import weakref
 from collections import deque
 from itertools import zip_longest
+from pathlib import Path
 from typing import IO, Annotated, Any
 
 from pydantic import AfterValidator
@@ -48,6 +49,7 @@ from yinsh_env import BLACK, PLACE, WHITE, State, action_to_str, str_to_action
 from yinsh_env.errors import NotationError
 
 from .base import Agent, AgentFailure
+from .cli_args import check_writable_file
 from .params import OptionalSims, PathText, PositiveSeconds, Seconds, Text, checked
 from .protocol import PROTOCOL_VERSION, one_line
 
@@ -233,6 +235,11 @@ class ExternalAgent(Agent):
         program = self.argv[0]
         if shutil.which(program) is None and not os.path.isfile(program):
             raise ValueError(f"engine program {program!r} not found")
+        if log:
+            try:
+                check_writable_file(Path(log))
+            except ValueError as exc:
+                raise ValueError(f"log {exc}") from None
         self.timeout = timeout
         self.startup = startup
         self.sims = sims

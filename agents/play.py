@@ -31,12 +31,14 @@ from pathlib import Path
 from typing import TextIO
 
 from yinsh_env import State
-from yinsh_env.records import GameRecord, save_record, write_record
+from yinsh_env.records import GameRecord, format_for, save_record, write_record
 from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
+from .cli_args import int_in, output_file
 from .match import check_variant, play_match
+from .protocol import MAX_SEED
 from .spec import AgentSpecError, available_agents, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
@@ -58,24 +60,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("white", nargs="?", default="random", help="White's agent spec")
     parser.add_argument("black", nargs="?", default="random", help="Black's agent spec")
-    parser.add_argument("--seed", type=int, default=None, help="seed (default: random)")
+    parser.add_argument(
+        "--seed", type=int_in(0, MAX_SEED), default=None, help="seed (default: random)"
+    )
     parser.add_argument(
         "--rings-to-win",
-        type=int,
+        type=int_in(1, 5),
         default=3,
         metavar="N",
         help="rings a player removes to win: 3 standard, 1 Blitz (default 3)",
     )
     parser.add_argument(
         "--every",
-        type=int,
+        type=int_in(0, 1_000_000),
         default=20,
         metavar="N",
         help="print the board every N plies (0: only at the end; default 20)",
     )
-    parser.add_argument("--svg", type=Path, metavar="PATH", help="write the final position as SVG")
     parser.add_argument(
-        "--record", type=Path, metavar="PATH", help="save the game record (.yinsh or .sgf)"
+        "--svg", type=output_file(), metavar="PATH", help="write the final position as SVG"
+    )
+    parser.add_argument(
+        "--record",
+        type=_record_file,
+        metavar="PATH",
+        help="save the game record (.yinsh or .sgf)",
     )
     parser.add_argument(
         "--color",
@@ -103,27 +112,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="web: address to bind (default 127.0.0.1)"
     )
     people.add_argument(
-        "--port", type=int, default=8000, help="web: port (default 8000; 0 = any free)"
+        "--port",
+        type=int_in(0, 65535),
+        default=8000,
+        help="web: port (default 8000; 0 = any free)",
     )
     people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
     return parser
+
+
+def _record_file(text: str) -> Path:
+    """An argparse type: a record file to write, in a format that can be written."""
+    path = output_file()(text)
+    fmt = format_for(path)
+    if fmt.write is None:
+        raise argparse.ArgumentTypeError(
+            f"{str(path)!r}: {fmt.name} records ({fmt.suffix}) are read, not written; "
+            "use .yinsh or .sgf"
+        )
+    return path
 
 
 def _use_color(choice: str, stream: TextIO) -> bool:
     if choice != "auto":
         return choice == "always"
     return stream.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _check_output_path(parser: argparse.ArgumentParser, path: Path | None, what: str) -> None:
-    """Fail before the game, not after it, when an output file cannot be written."""
-    if path is None:
-        return
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        parser.error(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
-    if path.is_dir():
-        parser.error(f"{what} {str(path)!r} is a directory")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,12 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _web(parser, args)
     if args.human:
         return _terminal(parser, args, out)
-    if not 1 <= args.rings_to_win <= 5:
-        parser.error(f"--rings-to-win must be in 1..5, got {args.rings_to_win}")
-    if args.every < 0:
-        parser.error(f"--every must be 0 or more, got {args.every}")
-    _check_output_path(parser, args.svg, "--svg")
-    _check_output_path(parser, args.record, "--record")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     agents: list[Agent] = []
     try:
@@ -168,8 +175,6 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         make_agent(opponent).close()  # a bad spec fails here, not in the page
     except AgentSpecError as exc:
         parser.error(str(exc))
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be in 0..65535, got {args.port}")
     human = args.human or "white"
     white = "human" if human in ("white", "both") else opponent
     black = "human" if human in ("black", "both") else opponent
@@ -185,8 +190,6 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _terminal(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO) -> int:
     from .terminal import TerminalGame
 
-    if not 1 <= args.rings_to_win <= 5:
-        parser.error(f"--rings-to-win must be in 1..5, got {args.rings_to_win}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     humans = {"white": (0,), "black": (1,), "both": (0, 1)}[args.human]
     spec = args.opponent or DEFAULT_OPPONENT
@@ -299,13 +302,17 @@ def _run(args: argparse.Namespace, agents: list[Agent], seed: int, color: bool, 
     state = game.state
     record, verdict = _record(game, (white.name, black.name), seed)
 
-    if args.svg is not None:
-        last = state.actions[-1] if state.actions else None
-        args.svg.write_text(svg_board(state, last_action=last), encoding="utf-8")
-    if args.record is not None:
-        save_record(record, args.record)
-
     status = 130 if game.interrupted else 1 if game.failure else 0
+    try:
+        if args.svg is not None:
+            last = state.actions[-1] if state.actions else None
+            args.svg.write_text(svg_board(state, last_action=last), encoding="utf-8")
+        if args.record is not None:
+            save_record(record, args.record)
+    except OSError as exc:  # checked before the game, but a folder can go away meanwhile
+        print(f"yinsh-play: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        status = status or 1
+
     if args.quiet:
         print(f"{verdict} ({state.ply} plies)", file=out)
         return status

@@ -20,6 +20,7 @@ import statistics
 import time
 
 from agents import make_agent
+from agents.cli_args import agent_spec, int_in
 from yinsh_env import MOVE, State
 
 DEFAULT_SPECS = ("random", "greedy", "alphabeta", "mcts")
@@ -42,9 +43,9 @@ def sample_positions(count: int, seed: int) -> list[State]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("specs", nargs="*", default=list(DEFAULT_SPECS))
-    parser.add_argument("--positions", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("specs", nargs="*", type=agent_spec, default=list(DEFAULT_SPECS))
+    parser.add_argument("--positions", type=int_in(1, 100_000), default=20)
+    parser.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
     args = parser.parse_args()
     positions = sample_positions(args.positions, args.seed)
     print(f"{len(positions)} ring-move positions (seed {args.seed})")

@@ -24,8 +24,9 @@ import time
 
 import torch
 
-from train.config import Config, load_config
-from train.config_files import resolve_config
+from agents.cli_args import int_in
+from train.config import Config
+from train.config_files import config_or_exit
 from train.network import PolicyValueNet
 from train.trainer import game_seed
 from train.workers import make_executor
@@ -62,13 +63,13 @@ def bench(config: Config, backend: str, games: int, rounds: int) -> list[tuple[f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/quick.yaml")
-    parser.add_argument("--games", type=int, default=32, help="games per round")
-    parser.add_argument("--rounds", type=int, default=2, help="iterations per backend")
-    parser.add_argument("--workers", type=int, default=2, help="processes / Ray actors")
+    parser.add_argument("--games", type=int_in(1, 100_000), default=32, help="games per round")
+    parser.add_argument("--rounds", type=int_in(1, 1000), default=2, help="iterations per backend")
+    parser.add_argument("--workers", type=int_in(1, 1024), default=2, help="processes / Ray actors")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value")
     args = parser.parse_args()
-    base = load_config(resolve_config(args.config), args.overrides)
+    base = config_or_exit(parser, args.config, args.overrides)
     torch.set_num_threads(1)
     print(
         f"{args.config}: {base.network.blocks}x{base.network.channels} network, "

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from agents.cli_args import int_in, number_in
 from yinsh_env import MOVE, OVER, State
 
 T = TypeVar("T")
@@ -268,8 +269,13 @@ def _rate_row(name: str, rate: Rate) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seconds",
+        type=number_in(0, 3600, above=True),
+        default=3.0,
+        help="seconds per measurement",
+    )
+    parser.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0)
     parser.add_argument(
         "--clock",
         choices=("wall", "cpu"),
@@ -278,11 +284,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "loaded machine; the C reference is always timed by wall clock)",
     )
     parser.add_argument(
-        "--sample-games", type=int, default=40, help="random games whose positions time each call"
+        "--sample-games",
+        type=int_in(1, 100_000),
+        default=40,
+        help="random games whose positions time each call",
     )
     args = parser.parse_args(argv)
-    if args.seconds <= 0:
-        parser.error("--seconds must be positive")
 
     print(f"random play, {args.seconds:g} s each (noisy if the machine is shared)\n")
     c_rate, c_note = run_c_reference(args.seconds)

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.cli_args import int_in, number_in
+
 Sampler = Callable[[Any, str, np.ndarray], int]
 Factory = Callable[[], Any]
 
@@ -102,8 +104,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, dict]]:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.bench_env", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--seconds", type=float, default=2.0, help="per environment per round")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best kept")
+    parser.add_argument(
+        "--seconds",
+        type=number_in(0, 3600, above=True),
+        default=2.0,
+        help="per environment per round",
+    )
+    parser.add_argument(
+        "--rounds", type=int_in(1, 1000), default=3, help="interleaved rounds; best kept"
+    )
     parser.add_argument(
         "--sampler", nargs="+", choices=("nonzero", "space"), default=["nonzero", "space"]
     )

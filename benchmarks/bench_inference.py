@@ -22,8 +22,9 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from train.config import NetworkConfig, load_config
-from train.config_files import resolve_config
+from agents.cli_args import int_in, number_in
+from train.config import NetworkConfig
+from train.config_files import config_or_exit
 from train.inference import NetworkEvaluator
 from train.network import PolicyValueNet
 from train.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
@@ -54,13 +55,15 @@ def frozen(model: PolicyValueNet, example: torch.Tensor) -> Runner:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_inference")
     parser.add_argument("--config", default="quick", help="configs/NAME.yaml for the network")
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=1.0, help="per variant per round")
+    parser.add_argument("--batch", type=int_in(1, 4096), default=16)
+    parser.add_argument("--rounds", type=int_in(1, 1000), default=5)
+    parser.add_argument(
+        "--seconds", type=number_in(0, 3600, above=True), default=1.0, help="per variant per round"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    network: NetworkConfig = load_config(resolve_config(args.config)).network
+    network: NetworkConfig = config_or_exit(parser, args.config).network
     model = PolicyValueNet(network).eval()
     planes = torch.from_numpy(sample_planes(args.batch * 8))
     batches = list(planes.split(args.batch))

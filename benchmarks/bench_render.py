@@ -12,6 +12,7 @@ import argparse
 import random
 import timeit
 
+from agents.cli_args import int_in
 from yinsh_env import State
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 
@@ -33,8 +34,8 @@ def sample_positions(count: int, seed: int = 0) -> list[tuple[State, int]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--positions", type=int, default=300)
-    parser.add_argument("--size", type=int, default=480)
+    parser.add_argument("--positions", type=int_in(1, 100_000), default=300)
+    parser.add_argument("--size", type=int_in(16, 8192), default=480)
     args = parser.parse_args(argv)
     frames = sample_positions(args.positions)
     rgb_board(frames[0][0], size=args.size)  # the static board is cached per size

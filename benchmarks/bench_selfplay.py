@@ -28,8 +28,9 @@ import time
 
 import torch
 
-from train.config import load_config
-from train.config_files import resolve_config
+from agents.cli_args import int_in
+from train.config import Config
+from train.config_files import config_or_exit
 from train.inference import resolve_device
 from train.network import PolicyValueNet, count_parameters
 from train.onnx_inference import make_evaluator
@@ -37,8 +38,7 @@ from train.selfplay import play_games
 from train.trainer import game_seed
 
 
-def bench(config_path: str, games: int, threads: int, overrides: list[str]) -> None:
-    config = load_config(resolve_config(config_path), overrides)
+def bench(config_path: str, config: Config, games: int, threads: int) -> None:
     torch.set_num_threads(threads)
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network)
@@ -73,12 +73,13 @@ def main() -> None:
     parser.add_argument(
         "--configs", nargs="+", default=["configs/quick.yaml", "configs/default.yaml"]
     )
-    parser.add_argument("--games", type=int, default=32, help="games per config")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--games", type=int_in(1, 100_000), default=32, help="games per config")
+    parser.add_argument("--threads", type=int_in(1, 1024), default=1, help="torch threads")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value")
     args = parser.parse_args()
-    for path in args.configs:
-        bench(path, args.games, args.threads, args.overrides)
+    configs = [(path, config_or_exit(parser, path, args.overrides)) for path in args.configs]
+    for path, config in configs:
+        bench(path, config, args.games, args.threads)
 
 
 if __name__ == "__main__":

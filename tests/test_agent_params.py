@@ -232,3 +232,10 @@ def test_any_spec_is_refused_clearly_or_builds_an_agent(spec: str) -> None:
         return  # arbitrary text naming e.g. net:path=...: not built here
     agent = make_agent(spec, seed=0)
     agent.close()
+
+
+def test_an_engine_log_that_cannot_be_written_is_refused_when_built(tmp_path: Any) -> None:
+    for log, problem in [(tmp_path / "no" / "e.log", "does not exist"), (tmp_path, "folder")]:
+        with pytest.raises(AgentSpecError, match=f"log .*{problem}"):
+            make_agent(f"engine:cmd=yinsh-engine random,log={log}")
+    assert list(tmp_path.iterdir()) == []

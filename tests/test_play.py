@@ -81,7 +81,7 @@ def test_quiet_blitz_writes_svg_and_record(
     [
         (["nosuchagent"], "unknown agent 'nosuchagent'"),
         (["random", "random:depth=2"], "unknown parameter 'depth'"),
-        (["--rings-to-win", "7"], "--rings-to-win must be in 1..5"),
+        (["--rings-to-win", "7"], "--rings-to-win: must be an integer 1..5"),
         (["--record", "/no/such/dir/game.yinsh"], "does not exist"),
     ],
 )

@@ -157,6 +157,22 @@ def test_rllib_spec_names_a_missing_or_corrupt_checkpoint(tmp_path: Path) -> Non
     assert (corrupt / "class_and_ctor_args.pkl").read_bytes() == b"not a pickle"
 
 
+def test_rllib_module_with_nan_weights_is_refused_naming_the_tensor(tmp_path: Path) -> None:
+    env = example.make_env({"rings_to_win": 1})
+    module = example.MaskedPolicyModule(
+        observation_space=env.observation_space["player_0"],
+        action_space=env.action_space["player_0"],
+        model_config={"channels": 4, "hidden": 8},
+    )
+    module.save_to_path(str(tmp_path / "fine"))
+    assert make_agent(f"rllib:path={tmp_path / 'fine'}").name  # no Ray started for this
+    with torch.no_grad():
+        module.value_head.bias.fill_(float("nan"))
+    module.save_to_path(str(tmp_path / "diverged"))
+    with pytest.raises(AgentSpecError, match=r"diverged.*'value_head\.bias'.*NaN or infinite"):
+        make_agent(f"rllib:path={tmp_path / 'diverged'}")
+
+
 def test_the_modules_actions_step_both_environments_as_they_come() -> None:
     """What RLlib's env runner hands the env: the module's logits, sampled, unbatched."""
     from ray.rllib.utils.numpy import convert_to_numpy

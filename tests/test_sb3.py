@@ -161,6 +161,23 @@ def test_sb3_spec_names_a_missing_or_corrupt_model(tmp_path: Path) -> None:
     assert corrupt.read_bytes() == b"PK\x03\x04 not really a model"  # left intact
 
 
+def test_sb3_model_with_nan_weights_is_refused_naming_the_tensor(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from agents import AgentSpecError, make_agent
+
+    model = MaskablePPO.load(tiny_model, device="cpu")
+    name, weights = next(iter(model.policy.state_dict().items()))
+    with torch.no_grad():
+        weights.view(-1)[0] = float("nan")
+    diverged = tmp_path / "diverged.zip"
+    model.save(diverged)
+    with pytest.raises(AgentSpecError, match=rf"diverged\.zip.*{name}.*NaN or infinite"):
+        make_agent(f"sb3:path={diverged}")
+
+
 def test_predict_outputs_step_both_environments_as_written(tiny_model: Path) -> None:
     """``model.predict(obs, action_masks=...)`` then ``env.step(action)``: no cast anywhere."""
     from sb3_contrib import MaskablePPO

@@ -4,7 +4,8 @@ Spec ``net:path=P[,sims=N]``: ``P`` is a checkpoint file or a run directory
 (its newest complete checkpoint).  ``sims=0`` plays the raw policy's most
 likely legal action; ``sims > 0`` runs the checkpoint's search (without
 exploration noise) for that many simulations.  A missing or corrupt
-checkpoint fails when the agent is built, so the arena stops before any game.
+checkpoint, or one with NaN or infinite weights, fails when the agent is
+built (:mod:`train.checkpoint`), so the arena stops before any game.
 
 Building the agent sets torch's thread count for the process (``threads``,
 default 1): evaluating one position at a time gains nothing from more

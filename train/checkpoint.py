@@ -9,14 +9,24 @@ complete, and a run killed mid-write resumes from the previous checkpoint.
 Files hold only tensors and plain values, so they load with
 ``torch.load(weights_only=True)`` (no arbitrary code runs when a checkpoint
 is opened).
+
+A file that cannot be used is refused when it is read, with a one-line
+:class:`CheckpointError` naming it: empty, not a PyTorch file (random bytes,
+cut short), a zip that is not one, objects other than tensors and plain values,
+another format or version, or weights that are not all finite (a diverged run:
+a network with a NaN weight would play, and train, on garbage without a word;
+the error names the tensor).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import re
 import shutil
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,20 +77,68 @@ def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
     """Load a file written by :func:`atomic_save`; CheckpointError naming it otherwise."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"{what} file {path} does not exist")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many kinds for damaged files
-        raise CheckpointError(
-            f"{what} file {path} is corrupt or not a yinsh checkpoint ({type(exc).__name__}: {exc})"
-        ) from None
+        problem = (
+            "is a folder, not a file"
+            if path.is_dir()
+            else "is not a regular file"
+            if path.exists()
+            else "does not exist"
+        )
+        raise CheckpointError(f"{what} file {path} {problem}")
+    data = _torch_load(path, what)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{what} file {path} is not a yinsh training checkpoint")
     if data.get("version") != VERSION:
         raise CheckpointError(
-            f"{what} file {path} has format version {data.get('version')}, expected {VERSION}"
+            f"{what} file {path} has format version {str(data.get('version'))[:20]}, "
+            f"expected {VERSION}"
         )
+    if "model" in data:
+        check_weights(data["model"], f"{what} file {path}")
     return data
+
+
+def _torch_load(path: Path, what: str) -> Any:
+    """``torch.load`` of tensors and plain values, its many failures told in one line."""
+    try:
+        if path.stat().st_size == 0:
+            raise CheckpointError(f"{what} file {path} is empty")
+        if not zipfile.is_zipfile(path):
+            raise CheckpointError(
+                f"{what} file {path} is not a PyTorch file (random bytes, or cut short)"
+            )
+        with warnings.catch_warnings():  # torch warns about pickle protocols on stderr
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except CheckpointError:
+        raise
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {what} file {path}: {exc.strerror}") from None
+    except pickle.UnpicklingError:
+        raise CheckpointError(
+            f"{what} file {path} holds more than tensors and plain values, or is damaged "
+            "(not loaded: unpickling other objects could run code)"
+        ) from None
+    except Exception as exc:  # torch raises many kinds for damaged archives
+        raise CheckpointError(
+            f"{what} file {path} is a damaged or foreign archive, not a PyTorch "
+            f"checkpoint ({type(exc).__name__})"
+        ) from None
+
+
+def check_weights(model: Any, source: str) -> None:
+    """Raise CheckpointError unless ``model`` maps names to tensors whose values are finite."""
+    if not isinstance(model, dict) or not all(
+        isinstance(name, str) and isinstance(tensor, torch.Tensor) for name, tensor in model.items()
+    ):
+        raise CheckpointError(f"{source}: its model is not a mapping of names to tensors")
+    for name, tensor in model.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise CheckpointError(
+                f"{source}: tensor {name[:80]!r} holds {bad} NaN or infinite value(s) "
+                "(a diverged run? use an earlier checkpoint)"
+            )
 
 
 # --- random number generator states ------------------------------------------------

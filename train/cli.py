@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.cli_args import any_path, output_dir
 from agents.worker_pool import exit_on_signals
 
 from .checkpoint import CheckpointError
@@ -31,13 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--config",
-        type=Path,
+        type=any_path,
         help="a YAML config file, or the name of a shipped one (quick, default, gpu, ray, long); "
         "with --resume, defaults to the run directory's config.yaml",
     )
     parser.add_argument(
         "--run-dir",
-        type=Path,
+        type=output_dir,
         help="where checkpoints, metrics.jsonl, tb/ and config.yaml go "
         "(default: runs/<config name>)",
     )
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     run_dir: Path | None = args.run_dir
     config_path: Path | None = args.config
     if config_path is None:
@@ -62,8 +64,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
         config_path = run_dir / CONFIG_NAME
+        if not config_path.is_file():
+            parser.error(
+                f"--resume: run directory {str(run_dir)!r} holds no {CONFIG_NAME} "
+                "(nothing to resume; start a run with --config)"
+            )
     if run_dir is None:
-        run_dir = Path("runs") / config_path.stem
+        try:
+            run_dir = output_dir(str(Path("runs") / config_path.stem))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"the default --run-dir: {exc}")
     # A terminated or hung-up run exits through its cleanup (worker processes, files).
     exit_on_signals()
     try:

@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 from pydantic.fields import FieldInfo
 
-from agents.params import device_name
+from agents.params import clip, device_name
 from agents.spec import AgentSpecError, parse_spec
 
 from .bounded_yaml import load_yaml
@@ -335,32 +335,62 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> Config:
         raise ConfigError(f"{source}: {_describe(err)}") from None
 
 
+#: Largest config file read (the shipped ones are about 2 KB).
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Read a YAML config file and apply ``key.sub=value`` overrides."""
+    """Read a YAML config file and apply ``key.sub=value`` overrides.
+
+    Errors name the file, or the override when the bad value came from one.
+    """
     path = Path(path)
+    data = _read_mapping(path)
+    overridden = {apply_override(data, item): item for item in overrides}
     try:
-        text = path.read_text()
+        return _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        loc = [str(part) for part in err.errors()[0]["loc"] if not isinstance(part, int)]
+        prefixes = (".".join(loc[:n]) for n in range(len(loc), 0, -1))
+        item = next((overridden[key] for key in prefixes if key in overridden), None)
+        source = f"override {clip(repr(item), 120)}" if item else f"config file {path}"
+        raise ConfigError(f"{source}: {_describe(err)}") from None
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    """The YAML mapping in a config file; ConfigError naming it, in one line, otherwise."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset "
+            f"{exc.start}): not a YAML config"
+        ) from None
     try:
         data = load_yaml(text)
     except (yaml.YAMLError, ValueError) as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        reason = clip(" ".join(str(exc).split()), 200)
+        raise ConfigError(f"config file {path} is not valid YAML: {reason}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping, got {type(data).__name__}")
-    for item in overrides:
-        apply_override(data, item)
-    return config_from_dict(data, source=f"config file {path}")
+    return data
 
 
-def apply_override(data: dict[str, Any], item: str) -> None:
-    """Set ``data[a][b] = value`` for ``a.b=value`` (value read as YAML)."""
+def apply_override(data: dict[str, Any], item: str) -> str:
+    """Set ``data[a][b] = value`` for ``a.b=value`` (value read as YAML); returns ``a.b``."""
     key, eq, raw = item.partition("=")
     key = key.strip()
     if not eq or not key:
-        raise ConfigError(f"override {item!r} is not of the form key.sub=value")
+        raise ConfigError(f"override {clip(repr(item), 120)} is not of the form key.sub=value")
     try:
         value = load_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
@@ -372,16 +402,21 @@ def apply_override(data: dict[str, Any], item: str) -> None:
         section = _section_at(parts[:i])
         fields = _fields(section)
         if part not in fields:
-            raise ConfigError(f"override {item!r}: {_unknown(parts[: i + 1], section)}")
+            raise ConfigError(
+                f"override {clip(repr(item), 120)}: {_unknown(parts[: i + 1], section)}"
+            )
         if i < len(parts) - 1 and not _is_section(fields[part].annotation):
-            raise ConfigError(f"override {item!r}: {'.'.join(parts[: i + 1])!r} is not a section")
+            raise ConfigError(
+                f"override {clip(repr(item), 120)}: {'.'.join(parts[: i + 1])!r} is not a section"
+            )
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override {item!r}: {part!r} is not a section")
+            raise ConfigError(f"override {clip(repr(item), 120)}: {part!r} is not a section")
         node = child
     node[parts[-1]] = value
+    return key
 
 
 def save_config(config: Config, path: str | Path) -> None:
@@ -428,7 +463,7 @@ def _describe(err: ValidationError) -> str:
     indices = "".join(f"[{part}]" for part in error["loc"] if isinstance(part, int))
     key = ".".join(loc) + indices
     kind, value = error["type"], error.get("input")
-    got = f", got {value!r}"
+    got = f", got {clip(repr(value), 80)}"
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
         return _unknown(loc, _section_at(loc[:-1]))
     if kind in ("dataclass_type", "dataclass_args_type", "model_type", "dict_type"):

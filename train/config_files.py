@@ -9,9 +9,11 @@ always wins.
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
-from .config import ConfigError
+from .config import Config, ConfigError, load_config
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Where named configs are looked up: installed package first, then a checkout.
@@ -35,3 +37,13 @@ def resolve_config(name_or_path: str | Path) -> Path:
                 return candidate
     names = ", ".join(config_names()) or "none found"
     raise ConfigError(f"no config file {str(name_or_path)!r} (named configs: {names})")
+
+
+def config_or_exit(
+    parser: argparse.ArgumentParser, name_or_path: str | Path, overrides: Sequence[str] = ()
+) -> Config:
+    """The config a command line names, with its overrides; a one-line parser error if bad."""
+    try:
+        return load_config(resolve_config(name_or_path), list(overrides))
+    except ConfigError as exc:
+        parser.error(str(exc))

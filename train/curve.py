@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.cli_args import image_file, input_dir, output_file
+
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
 from .evaluate import checkpoint_name, ladder_ratings
 from .trainer import METRICS_NAME
@@ -172,9 +174,9 @@ def plot_curve(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path, help="also draw the curve to this image file")
-    parser.add_argument("--json", type=Path, help="also write the curve as JSON")
+    parser.add_argument("run_dir", type=input_dir)
+    parser.add_argument("--out", type=image_file, help="also draw the curve to this image file")
+    parser.add_argument("--json", type=output_file(), help="also write the curve as JSON")
     parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
@@ -186,7 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(format_curve(curve))
     if args.json is not None:
-        args.json.write_text(json.dumps(curve.to_dict(), indent=1))
+        try:
+            args.json.write_text(json.dumps(curve.to_dict(), indent=1))
+        except OSError as exc:
+            print(f"train.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agents.cli_args import check_writable_file, image_file, input_dir
+
 from .trainer import METRICS_NAME, RunError, read_metrics
 
 
@@ -80,10 +82,15 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.plot", description=__doc__)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path, help="image file (default RUN_DIR/curve.png)")
+    parser.add_argument("run_dir", type=input_dir)
+    parser.add_argument("--out", type=image_file, help="image file (default RUN_DIR/curve.png)")
     args = parser.parse_args(argv)
     out = args.out or args.run_dir / "curve.png"
+    if args.out is None:
+        try:
+            check_writable_file(out)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"the default --out: {exc}")
     try:
         plot_run(args.run_dir, out)
     except (FileNotFoundError, ImportError, RunError) as exc:

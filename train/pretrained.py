@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from agents.cli_args import any_path, input_file, number_in, output_file
 from agents.params import Backend, Device, OptionalSims, Threads, checked
 
 from .agent import NetAgent
@@ -114,15 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.pretrained", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write a checkpoint's network as a slim file")
-    ex.add_argument("checkpoint", help="checkpoint file or run directory")
-    ex.add_argument("--out", type=Path, default=WEIGHTS)
+    ex.add_argument("checkpoint", type=any_path, help="checkpoint file or run directory")
+    ex.add_argument("--out", type=output_file(), default=WEIGHTS)
     ex.add_argument("--command", dest="made_by", default="", help="the training command")
-    ex.add_argument("--cpu-hours", type=float, default=None)
-    ex.add_argument("--wall-hours", type=float, default=None)
+    ex.add_argument("--cpu-hours", type=number_in(0, 1e6), default=None)
+    ex.add_argument("--wall-hours", type=number_in(0, 1e6), default=None)
     ex.add_argument("--notes", default="")
-    ex.add_argument("--results", type=Path, help="a JSON file of measured results to embed")
+    ex.add_argument("--results", type=input_file, help="a JSON file of measured results to embed")
     info = sub.add_parser("info", help="print a slim checkpoint's metadata")
-    info.add_argument("path", nargs="?", type=Path, default=None)
+    info.add_argument("path", nargs="?", type=input_file, default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "export":
@@ -132,14 +133,25 @@ def main(argv: list[str] | None = None) -> int:
             if args.wall_hours is not None:
                 extra["wall_hours"] = args.wall_hours
             if args.results is not None:
-                extra["results"] = json.loads(args.results.read_text())
+                extra["results"] = _results(args.results)
             print(f"wrote {export(args.checkpoint, args.out, extra)}")
         else:
             print(json.dumps(metadata(args.path), indent=1))
-    except (CheckpointError, OSError, json.JSONDecodeError) as exc:
+    except (CheckpointError, OSError) as exc:
         print(f"train.pretrained: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _results(path: Path) -> Any:
+    """The JSON value of a results file; CheckpointError naming the file, in one line."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise CheckpointError(f"--results file {path} is not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, deep nesting
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"--results file {path} is not JSON: {reason}") from None
 
 
 if __name__ == "__main__":

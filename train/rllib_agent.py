@@ -6,8 +6,9 @@ it (``--save DIR``), or a whole RLlib algorithm checkpoint
 module is then used.  Each decision encodes the position from the acting
 player's side and takes the masked module's logits: ``greedy=true`` (default)
 plays the most likely legal action, ``greedy=false`` samples with the agent's
-seeded generator.  A missing or corrupt checkpoint fails when the agent is
-built, with a ``ValueError`` naming it.  Needs the ``rllib`` extra; Ray itself
+seeded generator.  A missing or corrupt checkpoint, or one with NaN or
+infinite weights, fails when the agent is built, with a ``ValueError`` naming
+it.  Needs the ``rllib`` extra; Ray itself
 is not started.
 """
 
@@ -23,6 +24,7 @@ from agents.params import PathText, Threads, checked
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
+from .checkpoint import check_weights
 from .library_agent import LibraryPolicyAgent, load_variant
 
 #: Where an algorithm checkpoint keeps the learner's module.
@@ -63,6 +65,7 @@ def load_masked_module(path: str) -> Any:
             f"RLlib checkpoint {str(directory)!r} holds a {type(module).__name__}, "
             "not the example's MaskedPolicyModule (no masked_logits)"
         )
+    check_weights(dict(module.state_dict()), f"RLlib checkpoint {str(directory)!r}")
     module.eval()
     return module
 

@@ -57,7 +57,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import Agent, make_agent
+from agents import Agent, AgentSpecError, make_agent
+from agents.cli_args import agent_spec, int_in, number_in, output_dir
+from agents.params import MAX_THREADS
 from yinsh_env import env as make_aec_env
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
@@ -305,52 +307,84 @@ def evaluate(
     return Evaluation(games, wins, draws, losses, moves)
 
 
+def _opponent(text: str) -> str:
+    """An argparse type: ``self`` or an agent spec."""
+    return text if text == "self" else agent_spec(text)
+
+
 def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser = argparse.ArgumentParser(
         prog="python -m train.rllib_example", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--iterations", type=int, default=10, help="PPO training iterations")
+    count = int_in(1, 1_000_000_000)
+    parser.add_argument("--iterations", type=count, default=10, help="PPO training iterations")
     parser.add_argument(
-        "--opponent", default="self", help="'self' (shared-policy self-play) or an agent spec"
+        "--opponent",
+        type=_opponent,
+        default="self",
+        help="'self' (shared-policy self-play) or an agent spec",
     )
-    parser.add_argument("--rings-to-win", type=int, default=3, help="3 standard, 1 Blitz")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-size", type=int, default=2000, help="env steps per iteration")
-    parser.add_argument("--minibatch-size", type=int, default=256)
-    parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
-    parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--channels", type=int, default=16, help="conv filters of the trunk")
-    parser.add_argument("--hidden", type=int, default=128, help="units of the shared layer")
-    parser.add_argument("--entropy", type=float, default=0.01, help="entropy bonus")
+    parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
+    parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    parser.add_argument("--batch-size", type=count, default=2000, help="env steps per iteration")
+    parser.add_argument("--minibatch-size", type=count, default=256)
     parser.add_argument(
-        "--envs", type=int, default=8, help="environments per env runner, stepped together"
+        "--epochs", type=int_in(1, 10_000), default=4, help="passes over each batch"
+    )
+    parser.add_argument("--lr", type=number_in(0, 10, above=True), default=5e-4)
+    parser.add_argument(
+        "--channels", type=int_in(1, 4096), default=16, help="conv filters of the trunk"
     )
     parser.add_argument(
-        "--minutes", type=float, default=0.0, help="stop after the iteration that passes this"
+        "--hidden", type=int_in(1, 65536), default=128, help="units of the shared layer"
+    )
+    parser.add_argument("--entropy", type=number_in(0, 10), default=0.01, help="entropy bonus")
+    parser.add_argument(
+        "--envs",
+        type=int_in(1, 1024),
+        default=8,
+        help="environments per env runner, stepped together",
     )
     parser.add_argument(
-        "--env-runners", type=int, default=0, help="Ray actors sampling games (0: in the driver)"
+        "--minutes",
+        type=number_in(0, 1e6),
+        default=0.0,
+        help="stop after the iteration that passes this",
+    )
+    parser.add_argument(
+        "--env-runners",
+        type=int_in(0, 1024),
+        default=0,
+        help="Ray actors sampling games (0: in the driver)",
     )
     parser.add_argument(
         "--address", default=None, help="Ray cluster (auto, ray://head:10001); default: local"
     )
-    parser.add_argument("--cpus", type=int, default=None, help="CPUs of a local Ray")
-    parser.add_argument("--eval-games", type=int, default=10)
-    parser.add_argument("--eval-opponent", default="random", help="agent spec")
+    parser.add_argument("--cpus", type=int_in(1, 65536), default=None, help="CPUs of a local Ray")
+    parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=10)
+    parser.add_argument("--eval-opponent", type=agent_spec, default="random", help="agent spec")
     parser.add_argument(
-        "--save", default=None, help="directory for the learner's module (spec rllib:path=DIR)"
+        "--save",
+        type=output_dir,
+        default=None,
+        help="directory for the learner's module (spec rllib:path=DIR)",
     )
     parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
     parser.add_argument(
-        "--threads", type=int, default=1, help="torch CPU threads (sampling and learning)"
+        "--threads",
+        type=int_in(1, MAX_THREADS),
+        default=1,
+        help="torch CPU threads (sampling and learning)",
     )
     args = parser.parse_args(argv)
     # Small batches gain nothing from more threads, and idle threads spinning
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
-    if args.opponent != "self":
-        make_agent(args.opponent)  # AgentSpecError (a ValueError) before anything starts
-    make_agent(args.eval_opponent)
+    try:  # a file an agent names is read before anything starts
+        for spec in {args.opponent, args.eval_opponent} - {"self"}:
+            make_agent(spec).close()
+    except AgentSpecError as exc:
+        parser.error(str(exc))
 
     import ray
 

@@ -6,8 +6,9 @@ encodes the position from the acting player's side
 (:func:`yinsh_env.observation.encode`) and takes the policy's distribution
 with the legal-action mask applied: ``greedy=true`` (default) plays its most
 likely legal action, ``greedy=false`` samples from it with the agent's seeded
-generator.  A missing, corrupt or mismatched model file fails when the agent
-is built, with a ``ValueError`` naming the file.
+generator.  A missing, corrupt or mismatched model file, or one with NaN or
+infinite weights, fails when the agent is built, with a ``ValueError`` naming
+the file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
 
+from .checkpoint import check_weights
 from .library_agent import LibraryPolicyAgent, load_variant
 
 
@@ -58,6 +60,7 @@ def load_maskable_ppo(path: str) -> Any:
             f"SB3 model {str(file)!r} is not a YINSH policy: observation {spaces}, "
             f"action space {model.action_space}"
         )
+    check_weights(dict(model.policy.state_dict()), f"SB3 model {str(file)!r}")
     return model
 
 

@@ -32,7 +32,9 @@ from typing import Any
 
 import torch
 
-from agents import make_agent
+from agents import AgentSpecError, make_agent
+from agents.cli_args import agent_spec, int_in, number_in, output_file
+from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 
@@ -170,32 +172,57 @@ def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Eval
     return Evaluation(games, wins, draws, losses, moves)
 
 
+def _zip_file(text: str) -> Path:
+    """An argparse type: where the model goes, with the ``.zip`` SB3 adds, writable."""
+    return output_file()(text if text.endswith(".zip") else f"{text}.zip")
+
+
 def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser = argparse.ArgumentParser(
         prog="python -m train.sb3_maskable_ppo", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--timesteps", type=int, default=20_000, help="learner decisions")
+    count = int_in(1, 1_000_000_000)
+    parser.add_argument("--timesteps", type=count, default=20_000, help="learner decisions")
     parser.add_argument(
-        "--minutes", type=float, default=0.0, help="stop training after this long (0: no limit)"
+        "--minutes",
+        type=number_in(0, 1e6),
+        default=0.0,
+        help="stop training after this long (0: no limit)",
     )
-    parser.add_argument("--opponent", default="random", help="agent spec of the opponent")
-    parser.add_argument("--rings-to-win", type=int, default=3, help="3 standard, 1 Blitz")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--envs", type=int, default=8, help="environments stepped together")
-    parser.add_argument("--n-steps", type=int, default=256, help="rollout length per environment")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--n-epochs", type=int, default=4)
-    parser.add_argument("--lr", type=float, default=3e-4, help="learning rate")
-    parser.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
-    parser.add_argument("--channels", type=int, default=16, help="conv filters")
-    parser.add_argument("--features", type=int, default=128, help="units of the dense layer")
     parser.add_argument(
-        "--hidden", type=int, nargs="*", default=[], help="extra layers of each head"
+        "--opponent", type=agent_spec, default="random", help="agent spec of the opponent"
     )
-    parser.add_argument("--eval-games", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--save", type=Path, default=None, help="where to save the model (.zip)")
+    parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
+    parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    parser.add_argument(
+        "--envs", type=int_in(1, 1024), default=8, help="environments stepped together"
+    )
+    parser.add_argument("--n-steps", type=count, default=256, help="rollout length per environment")
+    parser.add_argument("--batch-size", type=count, default=256)
+    parser.add_argument("--n-epochs", type=int_in(1, 10_000), default=4)
+    parser.add_argument(
+        "--lr", type=number_in(0, 10, above=True), default=3e-4, help="learning rate"
+    )
+    parser.add_argument("--ent-coef", type=number_in(0, 10), default=0.01, help="entropy bonus")
+    parser.add_argument("--channels", type=int_in(1, 4096), default=16, help="conv filters")
+    parser.add_argument(
+        "--features", type=int_in(1, 65536), default=128, help="units of the dense layer"
+    )
+    parser.add_argument(
+        "--hidden", type=int_in(1, 65536), nargs="*", default=[], help="extra layers of each head"
+    )
+    parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=20)
+    parser.add_argument(
+        "--threads", type=int_in(1, MAX_THREADS), default=1, help="torch CPU threads"
+    )
+    parser.add_argument(
+        "--save", type=_zip_file, default=None, help="where to save the model (.zip)"
+    )
     args = parser.parse_args(argv)
+    try:  # a file the opponent names is read before anything starts
+        make_agent(args.opponent).close()
+    except AgentSpecError as exc:
+        parser.error(str(exc))
 
     torch.set_num_threads(args.threads)
     env = make_vec_env(args.opponent, args.seed, args.rings_to_win, args.envs)
@@ -218,9 +245,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     steps = model.num_timesteps
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
     if args.save is not None:
-        saved = args.save if args.save.suffix == ".zip" else Path(f"{args.save}.zip")
-        model.save(saved)  # where SB3 would put it (it adds .zip)
-        save_variant(saved, args.rings_to_win)
+        model.save(args.save)
+        save_variant(args.save, args.rings_to_win)
         print(f"saved {args.save}")
     result = evaluate(model, make_env(args.opponent, seed=args.seed + 1), args.eval_games)
     print(

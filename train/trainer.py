@@ -125,17 +125,19 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     A last line that does not parse was cut by a crash mid-write and is
     dropped; a bad line anywhere else raises :class:`RunError` naming it.
     """
-    lines = [(n, line) for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    raw = path.read_bytes().splitlines()
+    lines = [(n, line) for n, line in enumerate(raw, 1) if line.strip()]
     records = []
     for k, (number, line) in enumerate(lines):
+        shown = line[:80].decode("utf-8", errors="replace")
         try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
+            record = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             if k == len(lines) - 1:
                 break
-            raise RunError(f"{path}: line {number} is not a JSON record: {line[:80]!r}") from None
+            raise RunError(f"{path}: line {number} is not a JSON record: {shown!r}") from None
         if not isinstance(record, dict):
-            raise RunError(f"{path}: line {number} is not a JSON object: {line[:80]!r}")
+            raise RunError(f"{path}: line {number} is not a JSON object: {shown!r}")
         records.append(record)
     return records
 
@@ -290,7 +292,10 @@ def run(
     """
     check_runnable(config)
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission
+        raise RunError(f"cannot use run directory {run_dir}: {exc.strerror}") from None
     state = prepare(config, run_dir, resume)
     save_config(config, run_dir / CONFIG_NAME)
     log = MetricsLog(run_dir, state.iteration if resume else None)
