@@ -17,11 +17,13 @@ status 2.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import tempfile
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TypeVar
 
 from .params import clip
 from .spec import AgentSpecError, check_spec
@@ -31,19 +33,43 @@ class PathError(ValueError, argparse.ArgumentTypeError):
     """A path that cannot serve: argparse reports its message; Python callers get a ValueError."""
 
 
+#: The longest file name most file systems take (bytes).
+NAME_MAX = 255
+
+T = TypeVar("T", str, Path)
+R = TypeVar("R")
+
+
 def any_path(text: str) -> Path:
-    """An argparse type: a path, not empty, without NUL (checked further by the command)."""
+    """An argparse type: a path, not empty, without NUL or names too long for any file system."""
     if not text:
         raise PathError("an empty path")
     if "\x00" in text:
         raise PathError(f"{clip(repr(text))} contains a NUL character")
-    return Path(text)
+    path = Path(text)
+    if any(len(os.fsencode(part)) > NAME_MAX for part in path.parts):
+        raise _fail(path, f"has a name longer than {NAME_MAX} bytes")
+    return path
 
 
 def _fail(path: Path, problem: str) -> PathError:
     return PathError(f"{clip(repr(str(path)), 120)} {problem}")
 
 
+def _os_errors(check: Callable[[T], R]) -> Callable[[T], R]:
+    """``check`` with what the OS answers (no permission to look, a path too long) as PathError."""
+
+    @functools.wraps(check)
+    def guarded(value: T) -> R:
+        try:
+            return check(value)
+        except OSError as exc:
+            raise _fail(Path(value), f"cannot be used ({exc.strerror or exc})") from None
+
+    return guarded
+
+
+@_os_errors
 def check_writable_file(path: Path) -> None:
     """Raise :class:`PathError` unless ``path`` can be written as a file now.
 
@@ -58,14 +84,18 @@ def check_writable_file(path: Path) -> None:
         raise PathError(
             f"folder {clip(repr(str(folder)), 120)} {what} (for {clip(repr(path.name))})"
         )
-    existed = path.exists()
+    try:  # a symlink's target is what gets written (and, if the check made it, removed)
+        target = path.resolve()
+    except (OSError, RuntimeError):
+        raise _fail(path, "cannot be resolved (a symlink loop?)") from None
+    existed = target.exists()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
     except OSError as exc:
         raise _fail(path, f"cannot be written ({exc.strerror})") from None
     os.close(fd)
     if not existed:
-        path.unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
 
 
 def output_file(
@@ -90,6 +120,7 @@ def output_file(
     return parse
 
 
+@_os_errors
 def output_dir(text: str) -> Path:
     """An argparse type: a folder to write in, created by the command if missing."""
     path = any_path(text)
@@ -121,6 +152,7 @@ def image_formats() -> list[str]:
 image_file = output_file(image_formats)
 
 
+@_os_errors
 def input_dir(text: str) -> Path:
     """An argparse type: an existing folder."""
     path = any_path(text)
@@ -129,6 +161,7 @@ def input_dir(text: str) -> Path:
     return path
 
 
+@_os_errors
 def input_file(text: str) -> Path:
     """An argparse type: an existing file this user can read."""
     path = any_path(text)

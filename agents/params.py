@@ -72,8 +72,8 @@ Sims = Annotated[int, Field(ge=1, le=MAX_SIMS)]
 OptionalSims = Annotated[int, Field(ge=0, le=MAX_SIMS)]
 #: Seconds, 0 meaning no limit (or "not given").
 Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
-#: Seconds to wait: more than 0.
-PositiveSeconds = Annotated[float, Field(gt=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
+#: Seconds to wait: a millisecond at least (a shorter wait cannot be met).
+PositiveSeconds = Annotated[float, Field(ge=1e-3, le=MAX_SECONDS, allow_inf_nan=False)]
 #: A weight or probability.
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 #: A torch thread count.

@@ -7,6 +7,7 @@
     yinsh-play mcts:sims=200 random --record game.yinsh --svg final.svg --quiet
     yinsh-play --human white --opponent alphabeta       # you play White in the terminal
     yinsh-play --web --opponent mcts:sims=400           # the web app (agents.web)
+    yinsh-play --web --allow "net:path=runs/quick,sims=64"   # also offer this spec
 
 The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
@@ -39,7 +40,7 @@ from .base import Agent
 from .cli_args import int_in, output_file
 from .match import check_variant, play_match
 from .protocol import MAX_SEED
-from .spec import AgentSpecError, available_agents, make_agent
+from .spec import AgentSpecError, available_agents, check_spec, make_agent
 
 #: Black's seed is derived from White's the way the arena derives it.
 BLACK_SEED_XOR = 0x5EED
@@ -118,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="web: port (default 8000; 0 = any free)",
     )
     people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
+    people.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=(
+            "web: a spec clients may also choose, as written (repeatable; besides the "
+            "opponent and the built-in agents with bounded budgets)"
+        ),
+    )
     return parser
 
 
@@ -173,13 +184,15 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     opponent = args.opponent or DEFAULT_OPPONENT
     try:
         make_agent(opponent).close()  # a bad spec fails here, not in the page
+        for spec in args.allow:
+            check_spec(spec)
     except AgentSpecError as exc:
         parser.error(str(exc))
     human = args.human or "white"
     white = "human" if human in ("white", "both") else opponent
     black = "human" if human in ("black", "both") else opponent
     analyst = opponent if opponent.startswith(("net", "pretrained")) else "mcts:sims=200"
-    config = AppConfig(white=white, black=black, analyst=analyst)
+    config = AppConfig(white=white, black=black, analyst=analyst, allow=tuple(args.allow))
     try:
         return serve(args.host, args.port, config, open_browser=not args.no_open)
     except ValueError as exc:

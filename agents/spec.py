@@ -173,6 +173,14 @@ def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
     return name, factory, kwargs
 
 
+def agent_parameters(name: str) -> list[str]:
+    """The spec keys of the agent registered as ``name`` (AgentSpecError if unknown).
+
+    Imports the agent's module but builds nothing.
+    """
+    return list(declared(_resolve(name, name)))
+
+
 def spec_params(spec: str) -> tuple[str, dict[str, Any]]:
     """The agent name and the checked, converted parameters of ``spec``; builds nothing.
 

@@ -142,6 +142,7 @@ def results_as_finished(
 
 _deferring = 0
 _deferred: BaseException | None = None
+_exit_armed = False
 
 
 @contextmanager
@@ -168,9 +169,11 @@ def signals_deferred() -> Iterator[None]:
 
 def _raise(exc: BaseException) -> None:
     """A handler's exception: bound the exit, then raise now or where deferred."""
-    global _deferred
-    # faulthandler's watchdog is a C thread: arming it takes no Python lock.
-    faulthandler.dump_traceback_later(EXIT_GRACE, exit=True)
+    global _deferred, _exit_armed
+    if not _exit_armed:  # the first signal's deadline: later ones do not put it off
+        _exit_armed = True
+        # faulthandler's watchdog is a C thread: arming it takes no Python lock.
+        faulthandler.dump_traceback_later(EXIT_GRACE, exit=True)
     if _deferring:
         if _deferred is None:
             _deferred = exc

@@ -26,7 +26,11 @@ from agents.spec import _resolve, check_spec, registered_agents, spec_params, un
 MAX_MESSAGE = 600
 #: What each agent needs to be checkable (its required keys).
 REQUIRED = {"net": "path=x", "sb3": "path=x", "rllib": "path=x", "engine": "cmd=x"}
-BUILTIN = sorted(registered_agents())
+BUILTIN = sorted(
+    name
+    for name, factory in registered_agents().items()
+    if isinstance(factory, str) or factory.__module__.split(".")[0] in ("agents", "train")
+)
 
 
 def _error(spec: str) -> str:
@@ -56,7 +60,7 @@ def _error(spec: str) -> str:
         ("mcts:seed=5", "seed", "unknown parameter"),
         ("alphabeta:depth=true", "depth", "integer"),
         ("openspiel_mcts:solve=maybe", "solve", "true or false"),
-        ("engine:cmd=x,timeout=0", "timeout", "> 0"),
+        ("engine:cmd=x,timeout=0", "timeout", ">= 0.001"),
         ("engine:cmd='unclosed", "cmd", "split"),
         ("engine:cmd=a\x00b", "cmd", "NUL"),
         ("net:path=x,device=gpu", "device", "cpu, cuda"),

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents import Agent, AgentSpecError, make_agent, register_agent
-from agents.cli_args import int_in, number_in, output_dir, output_file
+from agents.cli_args import (
+    PathError,
+    any_path,
+    input_dir,
+    input_file,
+    int_in,
+    number_in,
+    output_dir,
+    output_file,
+)
 from agents.eval_cli import main as eval_main
 from agents.play import main as play_main
 from train.checkpoint import CheckpointError, read_file
@@ -475,3 +488,70 @@ def test_output_checks_change_nothing_on_disk(tmp_path: Path) -> None:
     assert output_file()(str(tmp_path / "new.json")) == tmp_path / "new.json"
     assert output_dir(str(tmp_path / "a" / "b")) == tmp_path / "a" / "b"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json"]
+
+
+def test_a_dangling_symlink_keeps_its_link_and_gets_no_target(tmp_path: Path) -> None:
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "target.json")
+    assert output_file()(str(link)) == link
+    assert link.is_symlink() and not (tmp_path / "target.json").exists()
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(ValueError, match="loop"):
+        output_file()(str(loop))
+
+
+@settings(max_examples=150, deadline=timedelta(seconds=2), database=None)
+@given(
+    st.one_of(
+        st.text(max_size=30),
+        st.text(alphabet="a/.\x00~-", max_size=12),
+        st.sampled_from(["/", ".", "..", "/dev/null", "/proc", "x" * 300, "a/" * 100 + "b"]),
+    )
+)
+def test_any_path_text_is_accepted_or_refused_cleanly_and_leaves_nothing(text: str) -> None:
+    """Whatever the text, the path types answer or raise PathError; nothing is left on disk."""
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            for parse in (output_file(), output_dir, input_file, input_dir, any_path):
+                try:
+                    parse(text)
+                except PathError as exc:
+                    assert "\n" not in str(exc) and len(str(exc)) < 400
+            assert os.listdir(folder) == []
+        finally:
+            os.chdir(cwd)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [b"\xff\xfe\x00\x01", b"{not json", b"[1, 2]", b'{"files": {"a": 1}}', b"[" * 100_000],
+    ids=["binary", "not-json", "a-list", "bad-files", "deep"],
+)
+def test_run_archive_refuses_an_unusable_manifest_in_one_line(
+    manifest: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.run_archive import main as archive_main
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "archive.json").write_bytes(manifest)
+    assert archive_main(["restore", str(archive), str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "archive.json" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_archive_names_the_argument_at_fault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.run_archive import main as archive_main
+
+    (tmp_path / "file").write_text("x")
+    _refused(
+        archive_main, ["save", str(tmp_path / "missing"), str(tmp_path / "a")], "run_dir", capsys
+    )
+    _refused(archive_main, ["save", str(tmp_path), str(tmp_path / "file")], "archive", capsys)
+    _refused(archive_main, ["restore", str(tmp_path), str(tmp_path / "file")], "run_dir", capsys)

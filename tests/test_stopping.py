@@ -100,3 +100,22 @@ def test_the_condition_is_scoped_to_its_block_and_thread() -> None:
         thread.join(timeout=30)
     assert seen == [None]  # another thread runs its own searches unstopped
     assert current_stop() is None
+
+
+def test_the_network_agents_search_stops_too() -> None:
+    """``pretrained`` (the web app offers it) searches through the same core."""
+    from agents import make_agent
+
+    state = State.from_text(POSITION)
+    agent = make_agent(f"pretrained:sims={MAX_SIMS}", seed=0)
+    with stop_when(after(3)):
+        found = agent.analyse(state)
+    assert found.action in state.legal_actions() and 1 <= found.simulations <= 3
+
+
+def test_a_condition_that_never_fires_changes_nothing() -> None:
+    state = State.from_text(POSITION)
+    alone = MCTSAgent(seed=5, sims=60).act(state)
+    with stop_when(lambda: False):
+        inside = MCTSAgent(seed=5, sims=60).act(state)
+    assert alone == inside

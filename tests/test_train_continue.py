@@ -176,5 +176,10 @@ def test_restore_refuses_a_damaged_archive_and_a_used_run_dir(
     with pytest.raises(CheckpointError, match="sha256"):
         restore(archive, tmp_path / "b")
     assert not list_checkpoints(tmp_path / "b")
-    assert archive_main(["restore", str(tmp_path / "nothing"), str(tmp_path / "c")]) == 2
+    with pytest.raises(SystemExit) as info:  # checked when the command line is parsed
+        archive_main(["restore", str(tmp_path / "nothing"), str(tmp_path / "c")])
+    assert info.value.code == 2
+    assert "argument archive" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert archive_main(["restore", str(tmp_path / "empty"), str(tmp_path / "c")]) == 2
     assert "not a run archive" in capsys.readouterr().err

@@ -68,7 +68,13 @@ register_agent("browser-crash", CrashAgent)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[YinshServer]:
-    config = AppConfig(white="human", black="random", analyst="mcts:sims=40", think_timeout=BOUND)
+    config = AppConfig(
+        white="human",
+        black="random",
+        analyst="mcts:sims=40",
+        think_timeout=BOUND,
+        allow=("browser-slow", "browser-crash"),
+    )
     srv = YinshServer("127.0.0.1", 0, config).start()
     yield srv
     srv.stop()
@@ -246,7 +252,10 @@ def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(
     wait_for(page, "v.live_ply === 2")
 
 
-def test_a_networks_priors_visits_and_value_on_the_board(page: Any, tiny_run_dir: Path) -> None:
+def test_a_networks_priors_visits_and_value_on_the_board(
+    page: Any, server: YinshServer, tiny_run_dir: Path
+) -> None:
+    server.policy.allow(f"net:path={tiny_run_dir}")  # yinsh-play --web --allow net:path=...
     load(page, ROW_WIN)
     page.fill("#analyst", f"net:path={tiny_run_dir},sims=8")
     page.check("#overlay")

@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agents.cli_args import input_dir, output_dir
+
 from .checkpoint import (
     CHECKPOINT_DIR,
     CheckpointError,
@@ -118,13 +120,30 @@ def save(run_dir: str | Path, archive: str | Path, evaluated: bool = False) -> d
     return manifest
 
 
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """An archive's manifest: a JSON object whose ``files`` map names to sha256 digests."""
+    try:
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # undecodable bytes, bad JSON, deep nesting
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise RunError(f"{path} is not a JSON manifest: {reason}") from None
+    files = manifest.get("files", {}) if isinstance(manifest, dict) else None
+    if (
+        not isinstance(files, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+        or type(manifest.get("iteration")) is not int
+    ):
+        raise RunError(f"{path} is not a run archive's manifest (iteration; files: name -> sha256)")
+    return manifest
+
+
 def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
     """Copy an archive into a new run directory, ready for ``yinsh-train --resume``."""
     archive, run_dir = Path(archive), Path(run_dir)
     manifest_path = archive / MANIFEST
     if not manifest_path.is_file():
         raise RunError(f"{archive} is not a run archive (no {MANIFEST})")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = _read_manifest(manifest_path)
     if list_checkpoints(run_dir):
         raise RunError(f"cannot restore into {run_dir}: it already holds checkpoints")
     files = manifest.get("files", {})
@@ -143,16 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.run_archive", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sv = sub.add_parser("save", help="save a run directory's state into an archive directory")
-    sv.add_argument("run_dir", type=Path)
-    sv.add_argument("archive", type=Path)
+    sv.add_argument("run_dir", type=input_dir)
+    sv.add_argument("archive", type=output_dir)
     sv.add_argument(
         "--evaluated",
         action="store_true",
         help="save the newest evaluated checkpoint rather than the newest (fewer files)",
     )
     rs = sub.add_parser("restore", help="make a run directory from an archive")
-    rs.add_argument("archive", type=Path)
-    rs.add_argument("run_dir", type=Path)
+    rs.add_argument("archive", type=input_dir)
+    rs.add_argument("run_dir", type=output_dir)
     args = parser.parse_args(argv)
     try:
         if args.command == "save":
@@ -164,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"restored iteration {manifest['iteration']} into {args.run_dir}; continue with: "
                 f"yinsh-train --run-dir {args.run_dir} --resume"
             )
-    except (CheckpointError, RunError, OSError, json.JSONDecodeError) as exc:
+    except (CheckpointError, RunError, OSError) as exc:
         print(f"train.run_archive: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -18,8 +18,8 @@ from yinsh_env.render import svg_board
 
 from ..spec import make_agent
 from .analysis import Analysis, analyse
+from .position import action_points
 from .server import AppConfig, YinshServer
-from .session import action_points
 
 _SERVER: YinshServer | None = None
 
@@ -90,7 +90,7 @@ def play_inline(
     make_agent(opponent).close()  # a bad spec fails here
     if _SERVER is None:
         _SERVER = YinshServer("127.0.0.1", 0).start()
-    _SERVER.config = AppConfig(white=white, black=black, analyst=analyst)
+    _SERVER.configure(AppConfig(white=white, black=black, analyst=analyst))
     return IFrame(_SERVER.url, width=width, height=height)
 
 

@@ -1,11 +1,56 @@
 """The web app's HTTP server: the page, its assets and a JSON API over the games.
 
-Standard library only (:mod:`http.server` with a thread per request): the app
-serves one person or a few on their own machine, agents think on their own
-threads (:mod:`agents.web.session`), and the page polls, so nothing here needs
-an async framework.  The server binds to ``127.0.0.1`` unless told otherwise,
-refuses requests whose ``Host`` is not the address it serves (DNS rebinding)
-and takes POST bodies only as JSON (no cross-site form posts).
+Standard library only (:mod:`http.server`, made bounded by
+:mod:`agents.web.httpd`): the app serves one person or a few, agents think on
+a bounded pool (:mod:`agents.web.jobs`), and the page polls, so nothing here
+needs an async framework.
+
+Threat model
+------------
+The server binds to ``127.0.0.1`` unless told otherwise (``--host``), but it
+is written for a client that is hostile: any web page the person visits (it
+can send requests to localhost), or anyone who can reach the port when it is
+bound further.  What a client may do:
+
+* **play and analyse**, with ``"human"`` or an agent it names by spec; a spec
+  is built only if :class:`~agents.web.policy.AgentPolicy` admits it: the
+  built-in agents ``random``, ``greedy``, ``alphabeta``, ``mcts`` and
+  ``pretrained`` with numeric keys within bounds (at most
+  :data:`~agents.web.policy.MAX_SIMS` simulations, and every decision or
+  analysis stopped after :data:`~agents.web.policy.MAX_SECONDS` seconds), or
+  exactly the specs the server was started with (``--opponent``,
+  ``--allow``, the page's defaults), to which it may add a bounded ``sims``
+  or ``time``;
+* **load positions and records** it pastes (parsed with the engine's bounded
+  parsers), and download its games' records.
+
+What a client may not do, whatever it sends:
+
+* **start a program or touch a file**: ``engine:`` (runs a command), any key
+  naming a file (``path=``, ``log=``, ...), and every agent or key not on the
+  whitelist are refused with 403 before anything is built; files are served
+  only from the page's own four names (:data:`STATIC`);
+* **start unbounded work**: every search a client starts has a ceiling of
+  simulations and seconds, and is cancelled (its search stops at the next
+  simulation) when it is replaced (undo, load, new players, a new analysis)
+  or its game is closed or evicted; agents think on a pool of
+  :data:`~agents.web.jobs.THINK_WORKERS` threads; the server keeps at most
+  :data:`~agents.web.store.MAX_GAMES` games (the least recently used goes,
+  with its jobs) and handles connections on a bounded pool with read
+  timeouts, request deadlines, a body limit and bounded JSON
+  (:mod:`agents.web.httpd`);
+* **get a 500 or an echo of its input**: refusals are 4xx (400 malformed,
+  403 not permitted, 404, 405, 409, 411, 413, 415) with a short JSON error
+  quoting at most :data:`~agents.web.errors.ECHO_LIMIT` characters of any
+  value; every method on every path answers JSON, except the page's files;
+* **reach the API across sites**: requests whose ``Host`` is not the
+  address served are refused (DNS rebinding), and POST bodies are taken only
+  as ``application/json`` (no cross-site form posts; browsers preflight that
+  type, and no CORS header is ever sent).
+
+Out of scope: confidentiality between clients (any client may open any game
+by id), and availability under a flood (the limits bound what the server
+holds; they do not share it fairly).
 
 API (JSON in and out; errors are ``{"error": message}`` with a 4xx status,
 and change nothing):
@@ -13,7 +58,7 @@ and change nothing):
 =======  ==============================  ==================================================
 method   path                            does
 =======  ==============================  ==================================================
-GET      ``/api/info``                   agent names, default players, board geometry
+GET      ``/api/info``                   agents offered, defaults, limits, board geometry
 GET      ``/api/games``                  ids of the open games
 POST     ``/api/games``                  new game: ``white``, ``black`` (``"human"`` or a
                                          spec), ``rings_to_win``, ``text`` (a position or a
@@ -32,24 +77,23 @@ GET      ``/api/games/ID/record?format=``  the record as ``yinsh`` (default) or 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..spec import available_agents
+from .errors import SessionError, clip
 from .geometry import board_geometry
-from .session import HUMAN, GameSession, SessionError
-from .store import SessionStore
+from .httpd import BoundedHTTPServer, JSONRequestHandler
+from .jobs import THINK_WORKERS
+from .policy import MAX_SECONDS, MAX_SIMS, AgentPolicy
+from .session import HUMAN, GameSession
+from .store import MAX_GAMES, SessionStore
 
-#: Largest request body accepted (a long record is a few kB).
-MAX_BODY = 1 << 20
 #: The page's files: URL name -> (package file, content type).  Nothing else is served.
 STATIC = {
     "": ("index.html", "text/html; charset=utf-8"),
@@ -57,172 +101,109 @@ STATIC = {
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
-_GAME = re.compile(r"^/api/games/([0-9a-f]{1,32})(?:/([a-z]+))?$")
+_GAME = re.compile(r"/api/games/([0-9a-f]{1,32})(?:/([a-z]{1,16}))?")
+_PLY = re.compile(r"[0-9]{1,9}")
+#: Longest decision in notation (``xE10-K10`` and the like are far shorter).
+_MAX_ACTION = 32
 
 
 @dataclass
 class AppConfig:
-    """What the server offers the page: the default players and the analysis agent."""
+    """What the server offers: the page's defaults, the specs it allows, its limits.
+
+    ``white``, ``black`` and ``analyst`` are the page's defaults; they and
+    ``allow`` are the operator's specs, which clients may use as written
+    (:class:`~agents.web.policy.AgentPolicy`).
+    """
 
     white: str = HUMAN
     black: str = "random"
     analyst: str = "mcts:sims=200"
     think_timeout: float = 120.0
+    allow: tuple[str, ...] = ()
+    max_games: int = MAX_GAMES
+    workers: int = THINK_WORKERS
+
+    def trusted(self) -> list[str]:
+        """The operator's specs: ``allow`` and the non-human defaults."""
+        defaults = (self.white, self.black, self.analyst)
+        return [*self.allow, *(spec for spec in defaults if spec.strip() not in ("", HUMAN))]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONRequestHandler):
     server: YinshServer
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
-
-    # --- plumbing ------------------------------------------------------------------
-
-    def _send(
-        self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, status: int, data: Any) -> None:
-        self._send(status, json.dumps(data).encode(), "application/json")
-
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": message})
-
-    def _body(self) -> dict[str, Any]:
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            if self.headers.get("Transfer-Encoding"):
-                raise SessionError("chunked bodies are not accepted: send Content-Length", 411)
-            return {}
+    def route(self, method: str) -> None:
+        host = self.headers.get("Host") or ""
+        if not self.server.allowed_host(host.strip().lower()):
+            raise SessionError(f"unexpected Host header {clip(host)}", 403)
+        if not self.path.startswith("/"):
+            raise SessionError(f"request target {clip(self.path)} is not a path")
+        url = urlsplit(self.path)
         try:
-            length = int(length_text)
+            query = parse_qs(url.query, max_num_fields=16)
         except ValueError:
-            raise SessionError(f"bad Content-Length {length_text!r}") from None
-        if length < 0:
-            raise SessionError(f"bad Content-Length {length_text!r}")
-        if length > MAX_BODY:
-            self.close_connection = True
-            raise SessionError(f"request body of {length} bytes is over {MAX_BODY}", 413)
-        raw = self.rfile.read(length)
-        if not raw:
-            return {}
-        kind = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            raise SessionError(f"send JSON (Content-Type: application/json), not {kind!r}", 415)
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SessionError(f"malformed JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise SessionError(f"the body must be a JSON object, got {type(data).__name__}")
-        return data
-
-    def _host_ok(self) -> bool:
-        host = (self.headers.get("Host") or "").strip().lower()
-        return self.server.allowed_host(host)
-
-    def _dispatch(self, method: str) -> None:
-        try:
-            if not self._host_ok():
-                raise SessionError(f"unexpected Host header {self.headers.get('Host')!r}", 403)
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            if url.path.startswith("/api/"):
-                body = self._body() if method in ("POST", "DELETE") else {}
-                self._api(method, url.path, query, body)
-            else:
-                self._static(method, url.path)
-        except SessionError as exc:
-            self._error(exc.status, str(exc))
-        except Exception as exc:  # a bug answers 500 and leaves the server up
-            self._error(500, f"internal error: {type(exc).__name__}: {exc}")
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_HEAD(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PUT(self) -> None:
-        self._error(405, "method PUT not allowed")
-
-    def do_PATCH(self) -> None:
-        self._error(405, "method PATCH not allowed")
+            raise SessionError("too many query fields (at most 16)") from None
+        if method in ("POST", "DELETE"):
+            body = self.read_json()
+        else:
+            self.read_body()  # read (and ignore) any body: never left for the next request
+            body = {}
+        if url.path.startswith("/api/"):
+            self._api(method, url.path, query, body)
+        else:
+            self._static(method, url.path)
 
     # --- routes ---------------------------------------------------------------------
 
     def _static(self, method: str, path: str) -> None:
-        if method != "GET":
-            raise SessionError(f"method {method} not allowed on {path!r}", 405)
+        _need(method, "GET", path)
         name = path[1:]
         if name not in STATIC:
-            raise SessionError(f"no such page {path!r}", 404)
+            raise SessionError(f"no such page {clip(path)}", 404)
         filename, content_type = STATIC[name]
         body = resources.files("agents.web").joinpath("static", filename).read_bytes()
-        self._send(200, body, content_type)
+        self.send_body(200, body, content_type)
 
     def _api(
         self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]
     ) -> None:
         store = self.server.store
         if path == "/api/info":
-            self._need(method, "GET", path)
-            self._json(200, self.server.info())
+            _need(method, "GET", path)
+            self.send_json(200, self.server.info())
             return
         if path == "/api/games":
             if method == "GET":
-                self._json(200, {"games": store.ids()})
+                self.send_json(200, {"games": store.ids()})
                 return
-            self._need(method, "POST", path)
+            _need(method, "POST", path)
             game = store.create(body)
-            self._json(201, game.view())
+            self.send_json(201, game.view())
             return
-        match = _GAME.match(path)
+        match = _GAME.fullmatch(path)
         if not match:
-            raise SessionError(f"no such API path {path!r}", 404)
-        game = store.get(match.group(1))
+            raise SessionError(f"no such API path {clip(path)}", 404)
         verb = match.group(2)
-        if verb is None:
+        handler = None if verb is None else _VERBS.get(verb)
+        if verb is not None and handler is None:
+            raise SessionError(f"no such API path {clip(path)}", 404)
+        game = store.get(match.group(1))
+        if handler is None:
             if method == "DELETE":
                 store.delete(game.id)
-                self._json(200, {"deleted": game.id})
+                self.send_json(200, {"deleted": game.id})
                 return
-            self._need(method, "GET", path)
-            self._json(200, game.view(_int_param(query, "ply")))
+            _need(method, "GET or DELETE", path)
+            self.send_json(200, game.view(_int_param(query, "ply")))
             return
-        handler = _VERBS.get(verb)
-        if handler is None:
-            raise SessionError(f"no such API path {path!r}", 404)
         wanted, run = handler
-        self._need(method, wanted, path)
+        _need(method, wanted, path)
         if wanted == "GET":
             run(self, game, query)
         else:
             _only(body, _FIELDS[verb], verb)
             run(self, game, body)
-
-    @staticmethod
-    def _need(method: str, wanted: str, path: str) -> None:
-        if method != wanted:
-            raise SessionError(f"method {method} not allowed on {path!r} (use {wanted})", 405)
 
     # --- verbs -------------------------------------------------------------------------
 
@@ -230,47 +211,44 @@ class _Handler(BaseHTTPRequestHandler):
         action = body.get("action")
         if not isinstance(action, str):
             raise SessionError('give the decision as {"action": "E5"} (notation)')
-        ply = body.get("ply")
-        if ply is not None and (isinstance(ply, bool) or not isinstance(ply, int)):
-            raise SessionError(f"ply must be an integer, got {ply!r}")
-        game.play(action, ply)
-        self._json(200, game.view())
+        if len(action) > _MAX_ACTION:
+            raise SessionError(f"illegal action {clip(action)}: not a decision in notation")
+        game.play(action, _ply(body))
+        self.send_json(200, game.view())
 
     def _undo(self, game: GameSession, body: dict[str, Any]) -> None:
         game.undo()
-        self._json(200, game.view())
+        self.send_json(200, game.view())
 
     def _players(self, game: GameSession, body: dict[str, Any]) -> None:
         white, black = body.get("white", game.players[0]), body.get("black", game.players[1])
         if not isinstance(white, str) or not isinstance(black, str):
             raise SessionError("white and black must be strings ('human' or an agent spec)")
         game.set_players(white, black)
-        self._json(200, game.view())
+        self.send_json(200, game.view())
 
     def _load(self, game: GameSession, body: dict[str, Any]) -> None:
         text = body.get("text")
         if not isinstance(text, str):
             raise SessionError('give the position or record as {"text": "..."}')
         game.load(text)
-        self._json(200, game.view())
+        self.send_json(200, game.view())
 
     def _analysis(self, game: GameSession, body: dict[str, Any]) -> None:
         spec = body.get("spec", self.server.config.analyst)
         if not isinstance(spec, str):
             raise SessionError("spec must be a string (an agent spec)")
-        ply = body.get("ply")
-        if ply is not None and (isinstance(ply, bool) or not isinstance(ply, int)):
-            raise SessionError(f"ply must be an integer, got {ply!r}")
+        ply = _ply(body)
         game.request_analysis(spec, ply)
-        self._json(202, game.view(ply))
+        self.send_json(202, game.view(ply))
 
     def _record(self, game: GameSession, query: dict[str, list[str]]) -> None:
         fmt = (query.get("format") or ["yinsh"])[-1]
         text = game.record_text(fmt)
         name = f"yinsh-{game.id}.{fmt}"
-        self._send(
+        self.send_body(
             200,
-            text.encode(),
+            text.encode("utf-8", "replace"),
             "text/plain; charset=utf-8",
             {"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -294,26 +272,37 @@ _FIELDS = {
 }
 
 
+def _need(method: str, wanted: str, path: str) -> None:
+    if method not in wanted.split(" or "):
+        raise SessionError(f"method {clip(method)} not allowed on {clip(path)} (use {wanted})", 405)
+
+
 def _only(body: dict[str, Any], allowed: set[str], verb: str) -> None:
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise SessionError(f"unknown field(s) {unknown} for {verb} (allowed: {sorted(allowed)})")
+        raise SessionError(
+            f"unknown field(s) {clip(unknown)} for {verb} (allowed: {sorted(allowed)})"
+        )
+
+
+def _ply(body: dict[str, Any]) -> int | None:
+    ply = body.get("ply")
+    if ply is not None and (isinstance(ply, bool) or not isinstance(ply, int)):
+        raise SessionError(f"ply must be an integer, got {clip(ply)}")
+    return ply
 
 
 def _int_param(query: dict[str, list[str]], key: str) -> int | None:
     values = query.get(key)
     if not values:
         return None
-    try:
-        return int(values[-1])
-    except ValueError:
-        raise SessionError(f"{key} must be an integer, got {values[-1]!r}") from None
+    if not _PLY.fullmatch(values[-1]):
+        raise SessionError(f"{key} must be a whole number, got {clip(values[-1])}")
+    return int(values[-1])
 
 
-class YinshServer(ThreadingHTTPServer):
-    """The app's server: a store of games and the handler above."""
-
-    daemon_threads = True
+class YinshServer(BoundedHTTPServer):
+    """The app's server: a store of games, the policy on agents, and the handler above."""
 
     def __init__(
         self,
@@ -323,10 +312,25 @@ class YinshServer(ThreadingHTTPServer):
         verbose: bool = False,
     ) -> None:
         self.config = config or AppConfig()
-        self.store = SessionStore(think_timeout=self.config.think_timeout)
+        self.policy = AgentPolicy(self.config.trusted())
+        self.store = SessionStore(
+            think_timeout=self.config.think_timeout,
+            max_games=self.config.max_games,
+            policy=self.policy,
+            workers=self.config.workers,
+        )
         self.verbose = verbose
-        super().__init__((host, port), _Handler)
+        try:
+            super().__init__((host, port), _Handler)
+        except OSError:
+            self.store.close()
+            raise
         self._thread: threading.Thread | None = None
+
+    def configure(self, config: AppConfig) -> None:
+        """New defaults and allowed specs (games already open keep their players)."""
+        self.policy.reset(config.trusted())
+        self.config = config
 
     @property
     def url(self) -> str:
@@ -345,11 +349,17 @@ class YinshServer(ThreadingHTTPServer):
 
     def info(self) -> dict[str, Any]:
         return {
-            "agents": [HUMAN, *available_agents()],
+            "agents": [HUMAN, *self.policy.offered()],
             "defaults": {
                 "white": self.config.white,
                 "black": self.config.black,
                 "analyst": self.config.analyst,
+            },
+            "limits": {
+                "sims": MAX_SIMS,
+                "seconds": MAX_SECONDS,
+                "games": self.store.max_games,
+                "think_timeout": self.store.think_timeout,
             },
             "geometry": board_geometry(),
         }
@@ -361,9 +371,12 @@ class YinshServer(ThreadingHTTPServer):
         return self
 
     def stop(self) -> None:
+        """Stop serving, end the connections, cancel every game's work."""
         self.shutdown()
         self.server_close()
         self.store.close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
 
 def serve(
@@ -380,7 +393,7 @@ def serve(
         raise ValueError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
     print(f"YINSH web app on {server.url}  (Ctrl-C to stop)", flush=True)
     if open_browser:
-        threading.Timer(0.3, webbrowser.open, args=(server.url,)).start()
+        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

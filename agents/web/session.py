@@ -4,115 +4,82 @@ A :class:`GameSession` is one game: where it started (the standard start or a
 position set up from its text), the actions played, who plays each side (a
 person, ``"human"``, or an agent spec) and what is going on now (an agent
 thinking, an analysis running, an agent's failure).  Agents think on their own
-threads: a request never waits for them, and every change bumps ``version``
-so the page knows when to redraw.  Each job carries the session's
+threads, on the server's bounded pool (:mod:`agents.web.jobs`): a request
+never waits for them, and every change bumps ``version`` so the page knows
+when to redraw.  Agents are built only from specs the server's
+:class:`~agents.web.policy.AgentPolicy` admits.  Each job carries the session's
 ``generation``; undo, load and player changes start a new generation, and a
 job that finishes for an old one is dropped, so a late answer can never land
-on a position it was not asked about.
+on a position it was not asked about.  Starting a new generation, a new
+analysis or closing the game also cancels the jobs it makes stale: their
+searches stop at the next simulation.
 
 An agent that crashes, answers an illegal move or thinks past
-``think_timeout`` seconds is reported (``error``) and stops; the game stays
-playable: undo, load, retry (:meth:`GameSession.set_players` with the same
-players) or let a person take over that side.
+``think_timeout`` seconds is reported (``error``) and told to stop; the time
+is checked whenever the game is looked at (the page polls), so no timer
+thread waits on any decision.  The game stays playable: undo, load, retry
+(:meth:`GameSession.set_players` with the same players) or let a person take
+over that side.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from yinsh_env import (
-    MOVE_OFFSET,
-    RING_OFFSET,
-    ROW_OFFSET,
     GameRecord,
     State,
     action_to_str,
-    read_bga_json,
-    read_record,
-    read_sgf,
     str_to_action,
     write_record,
     write_sgf,
 )
-from yinsh_env.actions import action_kind
-from yinsh_env.errors import YinshError
-from yinsh_env.geometry import MOVE_PAIRS, POINT_NAMES, SEGMENTS
-from yinsh_env.render import describe
 
 from ..base import Agent, AgentFailure
 from ..spec import AgentSpecError, make_agent
 from .analysis import Analysis, analyse
+from .errors import SessionError, clip
+from .jobs import Job, Workers, close_agent_later
+from .policy import Admitted, AgentPolicy
+from .position import (
+    SIDES,
+    action_points,
+    flipped_markers,
+    last_action_json,
+    parse_game_text,
+    position_json,
+)
 
 HUMAN = "human"
-SIDES = ("white", "black")
 
-
-class SessionError(ValueError):
-    """A request the game cannot follow; ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def parse_game_text(text: str) -> tuple[State, list[int], GameRecord | None]:
-    """A start position, its actions and the record, from pasted text.
-
-    Accepts a position text (``State.to_text()``), a record in the project's
-    format, a boardspace ``.sgf`` or a BGA JSON transcription; raises
-    :class:`SessionError` naming the problem.
-    """
-    text = text.strip()
-    if not text:
-        raise SessionError("nothing to load: paste a position text or a record")
-    try:
-        if text.startswith("("):
-            record = read_sgf(text)
-        elif text.startswith("{"):
-            record = read_bga_json(text)
-        elif text.startswith("[") or "\n" in text:
-            record = read_record(text)
-        else:
-            return State.from_text(text), [], None
-    except YinshError as exc:
-        raise SessionError(f"cannot load it: {exc}") from None
-    start = State(rings_to_win=record.rings_to_win)
-    return start, [str_to_action(a) for a in record.actions], record
-
-
-def flipped_markers(before: State, after: State) -> list[int]:
-    """Points whose marker changed colour between two positions."""
-    return [
-        p
-        for player in (0, 1)
-        for p in before.marker_points(player)
-        if after.piece_at(p) == "Mm"[1 - player]
-    ]
-
-
-@dataclass
-class Job:
-    """Work on a thread: an agent's move or an analysis, for one generation."""
-
-    kind: str  # "move" or "analysis"
-    spec: str
-    ply: int
-    generation: int
-    started: float = field(default_factory=time.monotonic)
+__all__ = [
+    "HUMAN",
+    "SIDES",
+    "GameSession",
+    "SessionError",
+    "action_points",
+    "flipped_markers",
+    "parse_game_text",
+]
 
 
 class GameSession:
-    """One game in the web app (thread-safe: every public method takes the lock)."""
+    """One game in the web app (thread-safe: every public method takes the lock).
+
+    ``policy`` admits the specs a client names; ``workers`` is the pool the
+    agents think on (both the server's, shared by its games).
+    """
 
     def __init__(
         self,
         game_id: str,
         white: str = HUMAN,
         black: str = HUMAN,
+        *,
+        policy: AgentPolicy,
+        workers: Workers,
         start: State | None = None,
         actions: list[int] | None = None,
         think_timeout: float = 120.0,
@@ -122,6 +89,8 @@ class GameSession:
         self.id = game_id
         self.think_timeout = think_timeout
         self.seed = seed
+        self.policy = policy
+        self.workers = workers
         self._lock = threading.RLock()
         self.version = 0
         self.generation = 0
@@ -129,15 +98,20 @@ class GameSession:
         self.from_start = _is_initial(self.start)
         self.state = self.start.copy()
         self.players: list[str] = [HUMAN, HUMAN]
+        self._seats: list[Admitted | None] = [None, None]
         self.agents: list[Agent | None] = [None, None]
+        #: Each side's last move job (its agent is not reused while it runs).
+        self._jobs: list[Job | None] = [None, None]
         self.error: str | None = None
         self.error_side: int | None = None
         self.thinking: Job | None = None
         self.analysis: dict[str, Any] | None = None
-        self._analysts: dict[str, Agent] = {}
+        #: The last analyst built, kept for the next request with the same spec.
+        self._analyst: tuple[str, Agent, Job] | None = None
         self._analysis_job: Job | None = None
         self._delay = delay
         self._last_move_time = 0.0
+        self._closed = False
         self._replay(actions or [])
         self.set_players(white, black)
 
@@ -170,6 +144,9 @@ class GameSession:
 
     def _new_generation(self) -> None:
         self.generation += 1
+        for job in (self.thinking, self._analysis_job):
+            if job is not None:
+                job.cancel()
         self.thinking = None
         self._analysis_job = None
         if self.analysis is not None and self.analysis.get("status") == "running":
@@ -182,29 +159,45 @@ class GameSession:
             return self._delay
         return 0.4 if HUMAN not in self.players else 0.0
 
-    def _mover_index(self, ply: int) -> int:
-        """Who made the decision of ``ply`` (1-based)."""
-        return self.state_at(ply - 1).to_act
-
     # --- players and agents ----------------------------------------------------------
+
+    def _admit(self, spec: str) -> Admitted | None:
+        """None for a person, else what the policy admits (SessionError 400/403 if not)."""
+        spec = spec.strip()
+        if not spec or spec == HUMAN:
+            return None
+        return self.policy.admit(spec)
+
+    def _build(self, seat: Admitted, seed: int) -> Agent:
+        try:
+            return make_agent(seat.build, seed=seed)
+        except AgentSpecError as exc:
+            raise SessionError(f"bad agent spec: {exc}") from None
 
     def set_players(self, white: str, black: str) -> None:
         """Seat a person (``"human"``) or an agent spec on each side; rebuilds the agents.
 
         Clears an agent's failure, so this is also how a failed agent is retried.
         """
+        seats = [self._admit(white), self._admit(black)]
         built: list[Agent | None] = []
         try:
-            for side, spec in enumerate((white, black)):
-                built.append(self._build(spec, side))
-        except AgentSpecError as exc:
+            for side, seat in enumerate(seats):
+                built.append(None if seat is None else self._build(seat, self.seed + side))
+        except SessionError:
             for agent in built:
                 if agent is not None:
-                    agent.close()
-            raise SessionError(f"bad agent spec: {exc}") from None
+                    close_agent_later(agent)
+            raise
+        for side, agent in enumerate(built):
+            if agent is not None:
+                agent.reset(self.seed + side)
         with self._lock:
+            if self._closed:
+                raise SessionError(f"game {self.id} is closed", 404)
             old = self.agents
-            self.players = [white.strip() or HUMAN, black.strip() or HUMAN]
+            self.players = [HUMAN if seat is None else seat.spec for seat in seats]
+            self._seats = seats
             self.agents = built
             self.error = self.error_side = None
             self._new_generation()
@@ -212,62 +205,55 @@ class GameSession:
             self._schedule()
         for agent in old:
             if agent is not None:
-                _close_later(agent)
-
-    def _build(self, spec: str, side: int) -> Agent | None:
-        spec = spec.strip()
-        if not spec or spec == HUMAN:
-            return None
-        agent = make_agent(spec, seed=self.seed + side)
-        agent.reset(self.seed + side)
-        return agent
+                close_agent_later(agent)
 
     def _schedule(self) -> None:
         """Start the agent to act, if an agent is to act and nothing stops it."""
         state = self.state
-        if state.is_terminal or self.error or self.thinking is not None:
+        if self._closed or state.is_terminal or self.error or self.thinking is not None:
             return
         side = state.to_act
-        if self.players[side] == HUMAN:
+        seat = self._seats[side]
+        if seat is None:
             return
         agent = self.agents[side]
-        if agent is None:  # dropped after a timeout: a fresh one
-            try:
-                agent = self.agents[side] = self._build(self.players[side], side)
-            except ValueError as exc:
-                self.error, self.error_side = f"{SIDES[side]}: {exc}", side
-                return
-            assert agent is not None
-        job = Job("move", self.players[side], state.ply, self.generation)
-        self.thinking = job
+        last = self._jobs[side]
+        if agent is not None and last is not None and not _over(last):
+            # Its cancelled job has not returned yet: an agent never thinks twice at once.
+            self.agents[side] = None
+            close_agent_later(agent)
+            agent = None
+        job = Job("move", seat.spec, state.ply, self.generation, seat.ceiling)
+        self.thinking = self._jobs[side] = job
         wait = max(0.0, self._last_move_time + self.delay - time.monotonic())
-        snapshot = state.copy()
-        threading.Thread(
-            target=self._think,
-            args=(job, agent, snapshot, wait),
-            daemon=True,
-            name=f"think-{self.id}",
-        ).start()
-        timer = threading.Timer(self.think_timeout + wait, self._timed_out, args=(job, side))
-        timer.daemon = True
-        timer.start()
+        self.workers.run(job, self._think, side, seat, agent, state.copy(), wait)
 
-    def _think(self, job: Job, agent: Agent, state: State, wait: float) -> None:
-        if wait:
-            time.sleep(wait)
+    def _think(
+        self, job: Job, side: int, seat: Admitted, agent: Agent | None, state: State, wait: float
+    ) -> None:
+        if wait and job.cancelled.wait(wait):
+            return  # the pause between agents' moves, cut short by a cancel
+        job.started = time.monotonic()
         error = ""
         action = -1
         try:
+            if agent is None:  # dropped after a timeout, or still busy: a fresh one
+                agent = self._build(seat, self.seed + side)
+                agent.reset(self.seed + side)
+                with self._lock:
+                    if self.thinking is job:
+                        self.agents[side] = agent
             action = agent.act(state)
         except AgentFailure as exc:
             error = f"failed: {exc.reason}"
+        except SessionError as exc:
+            error = f"could not be built: {exc}"
         except Exception as exc:  # an agent bug is reported, never fatal to the server
             error = f"crashed: {type(exc).__name__}: {exc}"
         with self._lock:
             if self.thinking is not job or job.generation != self.generation:
-                return  # undone, reloaded or timed out meanwhile
+                return  # undone, reloaded, closed or timed out meanwhile
             self.thinking = None
-            side = self.state.to_act
             if not error:
                 try:
                     self.state.apply(action)
@@ -281,19 +267,22 @@ class GameSession:
             self._changed()
             self._schedule()
 
-    def _timed_out(self, job: Job, side: int) -> None:
-        with self._lock:
-            if self.thinking is not job or job.generation != self.generation:
-                return
-            self.thinking = None
-            self.error = f"{SIDES[side]} ({job.spec}) timed out after {self.think_timeout:g} s"
-            self.error_side = side
-            # The thread may still run: give it its own agent, take a fresh one on retry.
-            stuck = self.agents[side]
-            self.agents[side] = None
-            self._changed()
+    def _check_time(self) -> None:
+        """Report the agent thinking past ``think_timeout`` (called under the lock)."""
+        job = self.thinking
+        if job is None or job.seconds() <= self.think_timeout:
+            return
+        job.cancel()
+        self.thinking = None
+        side = self.state.to_act
+        self.error = f"{SIDES[side]} ({job.spec}) timed out after {self.think_timeout:g} s"
+        self.error_side = side
+        # The thread may still run: it keeps its agent; a retry builds a fresh one.
+        stuck = self.agents[side]
+        self.agents[side] = None
+        self._changed()
         if stuck is not None:
-            _close_later(stuck)
+            close_agent_later(stuck)
 
     # --- a person's decisions ---------------------------------------------------------
 
@@ -305,6 +294,7 @@ class GameSession:
         another position.
         """
         with self._lock:
+            self._check_time()
             state = self.state
             if state.is_terminal:
                 raise SessionError("the game is over", 409)
@@ -326,7 +316,7 @@ class GameSession:
                 index = str_to_action(action) if isinstance(action, str) else int(action)
                 state.apply(index)
             except (ValueError, TypeError) as exc:
-                raise SessionError(f"illegal action {action!r}: {exc}") from None
+                raise SessionError(f"illegal action {clip(action)}: {exc}") from None
             self._last_move_time = time.monotonic()
             self._changed()
             self._schedule()
@@ -375,32 +365,40 @@ class GameSession:
     # --- analysis ------------------------------------------------------------------
 
     def request_analysis(self, spec: str, ply: int | None = None) -> None:
-        """Ask ``spec`` about the position after ``ply`` (default: now), on a thread."""
-        spec = spec.strip()
-        if not spec or spec == HUMAN:
-            raise SessionError("analysis needs an agent spec, e.g. 'alphabeta' or 'net:path=...'")
+        """Ask ``spec`` about the position after ``ply`` (default: now), on the pool.
+
+        Cancels the analysis running before it; the analyst is kept for the
+        next request with the same spec once its job is over.
+        """
+        seat = self._admit(spec)
+        if seat is None:
+            raise SessionError("analysis needs an agent spec, e.g. 'alphabeta' or 'mcts:sims=400'")
         with self._lock:
             ply = len(self.actions) if ply is None else ply
             state = self.state_at(ply)
             if state.is_terminal:
                 raise SessionError("the game is over at that ply: nothing to analyse", 409)
-            agent = self._analysts.get(spec)
-        if agent is None:
-            try:
-                agent = make_agent(spec, seed=self.seed)
-            except AgentSpecError as exc:
-                raise SessionError(f"bad agent spec: {exc}") from None
+            kept = self._analyst
+        if kept is not None and kept[0] == seat.spec and _over(kept[2]):
+            agent = kept[1]
+        else:
+            agent = self._build(seat, self.seed)
         with self._lock:
-            self._analysts[spec] = agent
-            job = Job("analysis", spec, ply, self.generation)
+            if self._closed:
+                raise SessionError(f"game {self.id} is closed", 404)
+            if self._analysis_job is not None:
+                self._analysis_job.cancel()
+            job = Job("analysis", seat.spec, ply, self.generation, seat.ceiling)
+            if self._analyst is not None and self._analyst[1] is not agent:
+                close_agent_later(self._analyst[1])
+            self._analyst = (seat.spec, agent, job)
             self._analysis_job = job
-            self.analysis = {"spec": spec, "ply": ply, "status": "running"}
+            self.analysis = {"spec": seat.spec, "ply": ply, "status": "running"}
             self._changed()
-        threading.Thread(
-            target=self._analyse, args=(job, agent, state), daemon=True, name=f"analyse-{self.id}"
-        ).start()
+            self.workers.run(job, self._analyse, agent, state)
 
     def _analyse(self, job: Job, agent: Agent, state: State) -> None:
+        job.started = time.monotonic()
         result: Analysis | None = None
         error = ""
         try:
@@ -415,7 +413,7 @@ class GameSession:
             if result is None:
                 info.update(status="error", error=f"{job.spec} {error}")
             else:
-                info.update(status="done", seconds=round(time.monotonic() - job.started, 3))
+                info.update(status="done", seconds=round(job.seconds(), 3))
                 info.update(result.to_json())
             self.analysis = info
             self._changed()
@@ -435,7 +433,7 @@ class GameSession:
 
     def record_text(self, fmt: str) -> str:
         if fmt not in ("yinsh", "sgf"):
-            raise SessionError(f"unknown record format {fmt!r} (yinsh or sgf)")
+            raise SessionError(f"unknown record format {clip(fmt)} (yinsh or sgf)")
         record = self.record()
         return write_record(record) if fmt == "yinsh" else write_sgf(record)
 
@@ -444,6 +442,7 @@ class GameSession:
     def view(self, ply: int | None = None) -> dict[str, Any]:
         """Everything the page shows, for the live position or the one after ``ply``."""
         with self._lock:
+            self._check_time()
             live = len(self.actions)
             ply = live if ply is None else ply
             state = self.state_at(ply)
@@ -452,19 +451,12 @@ class GameSession:
             for action in self.actions:
                 moves.append({"side": "WB"[probe.to_act], "action": action_to_str(action)})
                 probe.apply_unchecked(action)
-            last: dict[str, Any] | None = None
+            last = None
             if ply > 0:
-                before = self.state_at(ply - 1)
-                action = self.actions[ply - 1]
-                last = {
-                    "action": action_to_str(action),
-                    "side": "WB"[before.to_act],
-                    "kind": action_kind(action),
-                    "points": _action_point_names(action),
-                    "flipped": [POINT_NAMES[p] for p in flipped_markers(before, state)],
-                }
+                last = last_action_json(self.state_at(ply - 1), self.actions[ply - 1], state)
             side = state.to_act
             human_to_act = ply == live and not state.is_terminal and self.players[side] == HUMAN
+            thinking = self.thinking
             return {
                 "id": self.id,
                 "version": self.version,
@@ -474,16 +466,16 @@ class GameSession:
                 "start_ply": self.start.ply,
                 "from_start": self.from_start,
                 "moves": moves,
-                "position": _position_json(state),
+                "position": position_json(state),
                 "last": last,
                 "legal": state.legal_action_names() if human_to_act else [],
                 "human_to_act": human_to_act,
                 "thinking": None
-                if self.thinking is None
+                if thinking is None
                 else {
                     "side": SIDES[self.state.to_act],
-                    "spec": self.thinking.spec,
-                    "seconds": round(time.monotonic() - self.thinking.started, 1),
+                    "spec": thinking.spec,
+                    "seconds": round(thinking.seconds(), 1),
                 },
                 "error": self.error,
                 "error_side": None if self.error_side is None else SIDES[self.error_side],
@@ -491,67 +483,22 @@ class GameSession:
             }
 
     def close(self) -> None:
+        """Cancel the game's jobs and release its agents; the game takes no more work."""
         with self._lock:
+            self._closed = True
             self._new_generation()
-            agents = [*self.agents, *self._analysts.values()]
+            agents = [*self.agents, None if self._analyst is None else self._analyst[1]]
             self.agents = [None, None]
-            self._analysts = {}
+            self._analyst = None
         for agent in agents:
             if agent is not None:
-                _close_later(agent)
+                close_agent_later(agent)
 
 
 def _is_initial(state: State) -> bool:
     return state.key() == State(rings_to_win=state.rings_to_win).key()
 
 
-def action_points(action: int) -> list[int]:
-    """The points an action names: a placement's point, a move's two ends, a row's five."""
-    kind = action_kind(action)
-    if kind == "place":
-        return [action]
-    if kind == "move":
-        return list(MOVE_PAIRS[action - MOVE_OFFSET])
-    if kind == "row":
-        return list(SEGMENTS[action - ROW_OFFSET])
-    if kind == "ring":
-        return [action - RING_OFFSET]
-    return []
-
-
-def _action_point_names(action: int) -> list[str]:
-    return [POINT_NAMES[p] for p in action_points(action)]
-
-
-def _position_json(state: State) -> dict[str, Any]:
-    rows = state.pending_rows()
-    return {
-        "text": state.to_text(),
-        "to_act": SIDES[state.to_act],
-        "phase": state.phase_name,
-        "mover": None if state.mover < 0 else SIDES[state.mover],
-        "removed": {"white": state.removed[0], "black": state.removed[1]},
-        "rings_to_win": state.rings_to_win,
-        "pool": state.pool,
-        "passes": state.passes,
-        "rings": {s: [POINT_NAMES[p] for p in state.ring_points(i)] for i, s in enumerate(SIDES)},
-        "markers": {
-            s: [POINT_NAMES[p] for p in state.marker_points(i)] for i, s in enumerate(SIDES)
-        },
-        "rows": [{"action": action_to_str(a), "points": _action_point_names(a)} for a in rows],
-        "over": state.is_terminal,
-        "result": state.result,
-        "winner": None if state.winner is None else SIDES[state.winner],
-        "end_reason": state.end_reason,
-        "caption": describe(state),
-    }
-
-
-def _close_later(agent: Agent) -> None:
-    """Close an agent without waiting on it (a stuck engine must not block a request)."""
-    threading.Thread(target=_quiet_close, args=(agent,), daemon=True).start()
-
-
-def _quiet_close(agent: Agent) -> None:
-    with contextlib.suppress(Exception):  # closing is best effort
-        agent.close()
+def _over(job: Job) -> bool:
+    """Whether ``job`` no longer runs (done, or cancelled before it started)."""
+    return job.future is not None and job.future.done()
