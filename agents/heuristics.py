@@ -32,6 +32,7 @@ from yinsh_env.geometry import (
 #: Score of a won (lost) game; larger than any static evaluation.
 WIN_SCORE: Final = 1_000_000.0
 
+#: One removed ring: the unit of the evaluation.
 RING_VALUE: Final = 100.0
 PENDING_RING_VALUE: Final = 80.0
 RING_THREAT_VALUE: Final = 12.0

@@ -9,10 +9,11 @@ A match is the loop any user of :func:`yinsh_env.env` writes::
 
 so an agent that plays here (in the arena, ``yinsh-play``, the trainer's
 evaluation) plays in any code that drives ``env()``, and the reverse.  Agents
-decide on a copy of the env's engine state (:meth:`~yinsh_env.aec_env.raw_env.
-copy_state`, the exact position the observation encodes); the outcome is the
-env's rewards and terminations, including its PettingZoo convention for an
-illegal action (the offender gets -1 and the game ends).  What an env cannot
+decide on a copy of the env's engine state
+(:meth:`~yinsh_env.aec_env.raw_env.copy_state`, the exact position the
+observation encodes); the outcome is the env's rewards and terminations,
+including its PettingZoo convention for an illegal action (the offender gets
+-1 and the game ends).  What an env cannot
 express, an agent that fails, crashes or overruns ``move_time_limit``, ends
 the match as a forfeit without a step.
 """

@@ -1,12 +1,17 @@
-"""Take the README's screenshots of the web app with headless Chromium (Playwright).
+"""Take the screenshots of the web app and of the documentation site with headless
+Chromium (Playwright).
 
-    python3 docs/make_screenshots.py            # writes docs/images/web_*.png
+    python3 docs/make_screenshots.py                 # both
+    python3 docs/make_screenshots.py web             # docs/images/web_*.png
+    python3 docs/make_screenshots.py docs [--site SITE]   # docs/images/docs_*.png
 
-Needs the system's Chromium at /usr/bin/chromium and ``pip install -e ".[web]"``.
+``docs`` builds the site into a temporary folder unless ``--site`` names a build.
+Needs the system's Chromium at /usr/bin/chromium and ``pip install -e ".[web,docs]"``.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +20,9 @@ from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs"))
+
+from site_check import build, serve  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.web import AppConfig, YinshServer  # noqa: E402
@@ -49,8 +57,8 @@ def click(page: Page, point: str) -> None:
     page.wait_for_timeout(300)
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def web() -> list[Path]:
+    """The web app: an opening, a row choice, the analysis overlay."""
     config = AppConfig(white="human", black="alphabeta", analyst="mcts:sims=1500")
     server = YinshServer("127.0.0.1", 0, config).start()
     with sync_playwright() as p:
@@ -78,7 +86,43 @@ def main() -> None:
         page.screenshot(path=str(OUT / "web_analysis.png"))
         context.close()
     server.stop()
-    for path in sorted(OUT.glob("web_*.png")):
+    return sorted(OUT.glob("web_*.png"))
+
+
+#: Documentation pages and the picture of each.
+DOCS_PAGES = {
+    "docs_home.png": "index.html",
+    "docs_api.png": "api/_generated/yinsh_env.state.html",
+}
+
+
+def docs(site: Path | None) -> list[Path]:
+    """The documentation site's landing page and an API page."""
+    with tempfile.TemporaryDirectory() as folder:
+        site = site or build(Path(folder) / "site")
+        with sync_playwright() as p, serve(site) as url:
+            context = launch(p, Path(folder) / "profile", width=1200, height=800)
+            page = context.new_page()
+            for name, path in DOCS_PAGES.items():
+                page.goto(url + path)
+                page.wait_for_load_state("load")
+                page.screenshot(path=str(OUT / name))
+            context.close()
+    return [OUT / name for name in DOCS_PAGES]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", nargs="?", choices=["web", "docs"], help="default: both")
+    parser.add_argument("--site", type=Path, help="a built site (default: build one)")
+    args = parser.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    taken = []
+    if args.what in (None, "web"):
+        taken += web()
+    if args.what in (None, "docs"):
+        taken += docs(args.site)
+    for path in taken:
         shrink(path)
         print(f"{path.relative_to(ROOT)}: {path.stat().st_size // 1024} KB")
 

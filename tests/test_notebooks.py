@@ -1,9 +1,13 @@
-"""Every notebook in notebooks/ runs top to bottom without an error (tiny settings)."""
+"""Every notebook in notebooks/ runs top to bottom without an error (tiny settings),
+from a folder outside the checkout, as a person's copy would; the stored ones carry
+their full-mode outputs (what GitHub and the docs site show)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,30 +23,58 @@ def test_there_are_notebooks() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs_from_any_folder(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Notebooks read YINSH_NOTEBOOK_SMOKE to pick tiny settings; the kernel inherits it.
     monkeypatch.setenv("YINSH_NOTEBOOK_SMOKE", "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    # The kernel runs in notebooks/: make it import this checkout, whatever is installed.
+    # The package is "installed": the kernel imports this checkout, whatever is installed.
     root = str(NOTEBOOKS_DIR.parent)
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     )
-    notebook = nbformat.read(path, as_version=4)
+    # A copy in a folder of its own, far from configs/ and notebooks/.
+    copy = tmp_path / "elsewhere" / path.name
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    notebook = nbformat.read(copy, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
         timeout=600,  # per cell; bounds a hang, generous for a loaded machine
         startup_timeout=300,  # the kernel's start (60 s by default)
         kernel_name="python3",
-        # Run where Jupyter runs it: in notebooks/ (a notebook must not need the root).
-        resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
+        resources={"metadata": {"path": str(copy.parent)}},
     )
     client.execute()  # raises CellExecutionError naming the cell on any error
-    errors = [
+    assert not _errors(notebook)
+
+
+#: Notebooks stored with their full-mode outputs.  02 is not yet: its full run (it trains
+#: configs/quick.yaml) timed out after an hour on the loaded development machine; run
+#: ``python3 docs/execute_notebooks.py 02_train_and_evaluate`` on a quiet one (~25 min).
+STORED_EXECUTED = [NOTEBOOKS_DIR / "01_quickstart.ipynb"]
+
+
+@pytest.mark.parametrize("path", STORED_EXECUTED, ids=[path.stem for path in STORED_EXECUTED])
+def test_notebook_is_stored_executed_in_full_mode(path: Path) -> None:
+    """docs/execute_notebooks.py ran it: every code cell has its outputs, none an error."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    unrun = [i for i, cell in enumerate(code) if cell.get("execution_count") is None]
+    assert not unrun, f"{path.name}: code cells {unrun} were not run (docs/execute_notebooks.py)"
+    counts = [cell.execution_count for cell in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: not run top to bottom"
+    assert not _errors(notebook)
+    first = "".join(output.get("text", "") for output in code[0].get("outputs", []))
+    assert first.startswith("full settings"), f"{path.name} was stored from a tiny run"
+
+
+def _errors(notebook: Any) -> list[Any]:
+    return [
         output
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
         if output.get("output_type") == "error"
     ]
-    assert not errors

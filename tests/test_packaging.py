@@ -87,7 +87,9 @@ def _third_party_imports() -> set[str]:
     for notebook in (ROOT / "notebooks").glob("*.ipynb"):
         cells = json.loads(notebook.read_text())["cells"]
         sources += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    local = {p.stem for p in (ROOT / "tests").glob("*.py")} | PROJECT_PACKAGES
+    # Tests import their helpers and docs/ scripts (site_check) by path.
+    local = {p.stem for folder in ("tests", "docs") for p in (ROOT / folder).glob("*.py")}
+    local |= PROJECT_PACKAGES
     found = set().union(*map(_imports, sources))
     return {name for name in found - local if name not in sys.stdlib_module_names}
 

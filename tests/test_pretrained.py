@@ -13,7 +13,8 @@ from agents import make_agent
 from agents.arena import run_arena
 from train import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, read_file
-from train.curve import format_curve, strength_curve, train_hours
+from train.curve import format_curve, load_curve, strength_curve, train_hours
+from train.curve import main as curve_main
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -135,3 +136,22 @@ def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:
 def test_an_unknown_inference_backend_is_refused_naming_it(run_dir: Path) -> None:
     with pytest.raises(ValueError, match="'tensorrt'"):
         make_agent(f"net:path={run_dir},backend=tensorrt")
+
+
+def test_a_training_in_stretches_draws_as_one_curve(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A curve saved as JSON loads back; several sources print and draw in order."""
+    saved = tmp_path / "first.json"
+    assert curve_main([str(run_dir), "--json", str(saved)]) == 0
+    assert load_curve(saved) == strength_curve(run_dir)
+    capsys.readouterr()
+    out = tmp_path / "all.png"
+    pytest.importorskip("matplotlib")
+    assert curve_main([str(saved), str(run_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("| iteration |") == 2 and f"{saved}:" in printed
+    assert out.read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "bad.json").write_text('{"points": [{"iteration": 1}], "anchors": {}}')
+    assert curve_main([str(tmp_path / "bad.json")]) == 2
+    assert "bad.json is not a strength curve" in capsys.readouterr().err

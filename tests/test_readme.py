@@ -1,5 +1,7 @@
-"""The README stays a true guide: its links resolve, its commands name real programs,
-CI runs its test command, and its protocol transcript is what the engine answers."""
+"""The README and the documentation pages stay true: their links resolve, their
+commands name real programs, CI runs the README's test command, the README links
+to every page of the guide, and the protocol page's transcript is what the engine
+answers."""
 
 from __future__ import annotations
 
@@ -13,7 +15,10 @@ from agents.protocol import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-#: The line of the install section that gives the test command.
+#: The hand-written pages of the documentation site (api/ is generated).
+PAGES = sorted([*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "guide").glob("*.md")])
+TEXTS = {ROOT / "README.md": README} | {p: p.read_text(encoding="utf-8") for p in PAGES}
+#: The line of the README that gives the test command.
 TEST_COMMAND_LINE = re.compile(r"^(python3 -m pytest[^#\n]*?)\s+# the test suite$", re.MULTILINE)
 
 
@@ -24,16 +29,30 @@ def relative_links(text: str) -> list[str]:
 
 
 def test_every_relative_link_resolves() -> None:
-    links = relative_links(README)
-    assert len(links) > 30  # the guide points to the docstrings it stands for
-    missing = [link for link in links if not (ROOT / link).exists()]
-    assert not missing, f"README links to missing files: {missing}"
+    links = [(path, link) for path, text in TEXTS.items() for link in relative_links(text)]
+    assert len(links) > 20  # pictures, pages and files the README and the guide point to
+    missing = [f"{p.name}: {link}" for p, link in links if not (p.parent / link).exists()]
+    assert not missing, f"links to missing files: {missing}"
 
 
 def test_a_missing_link_is_caught() -> None:
     assert relative_links("see [`x`](no/such.py) and [y](https://e.org) and [z](#anchor)") == [
         "no/such.py"
     ]
+
+
+def test_the_readme_links_to_every_guide_page() -> None:
+    guide = sorted((ROOT / "docs" / "guide").glob("*.md"))
+    assert len(guide) >= 10
+    linked = {(ROOT / link).resolve() for link in relative_links(README)}
+    assert not [p.name for p in guide if p.resolve() not in linked]
+
+
+def test_module_roles_name_modules_that_exist() -> None:
+    modules = {m for text in TEXTS.values() for m in re.findall(r"\{mod\}`[^`]*?<([\w.]+)>`", text)}
+    assert len(modules) > 20
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    assert not missing, f"pages name modules that do not exist: {missing}"
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -44,20 +63,22 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_console_scripts_and_modules_in_commands_exist() -> None:
+    text = "\n".join(TEXTS.values())
     scripts_block = (ROOT / "pyproject.toml").read_text().split("[project.scripts]")[1]
     scripts = set(re.findall(r"^([\w-]+) = ", scripts_block.split("\n[")[0], re.MULTILINE))
-    used = set(re.findall(r"(?<![\w-])(yinsh-[a-z]+)(?![\w-])", README))
+    used = set(re.findall(r"(?<![\w-])(yinsh-[a-z]+)(?![\w-])", text))
     assert used and used <= scripts, f"unknown console scripts: {used - scripts}"
-    modules = set(re.findall(r"python3? -m ((?:agents|train|benchmarks|yinsh_env)[\w.]*)", README))
-    assert modules
+    modules = set(re.findall(r"python3? -m ((?:agents|train|benchmarks|yinsh_env)[\w.]*)", text))
+    assert len(modules) > 10
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    assert not missing, f"README runs modules that do not exist: {missing}"
+    assert not missing, f"pages run modules that do not exist: {missing}"
 
 
 def protocol_transcript() -> tuple[str, list[str], list[str]]:
-    """The README's ``printf ... | yinsh-engine SPEC`` example: spec, commands, replies."""
-    match = re.search(r"^\$ printf '([^']*)' \| yinsh-engine (\S+)\n(.*?)^```", README, re.S | re.M)
-    assert match, "the README shows an engine session"
+    """The protocol page's ``printf ... | yinsh-engine SPEC`` example: spec, commands, replies."""
+    page = (ROOT / "docs" / "guide" / "protocol.md").read_text(encoding="utf-8")
+    match = re.search(r"^\$ printf '([^']*)' \| yinsh-engine (\S+)\n(.*?)^```", page, re.S | re.M)
+    assert match, "the protocol page shows an engine session"
     commands = match.group(1).split("\\n")
     return match.group(2), [c for c in commands if c], match.group(3).splitlines()
 

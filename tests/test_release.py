@@ -145,3 +145,21 @@ def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_p
     assert match, done.stdout
     assert match.group(1) in {"W", "B", "draw"} and match.group(2) != "forfeit"
     assert int(match.group(3)) > 10
+
+
+#: The project's top level is fixed (the developers' brief); anything else goes inside one.
+TOP_LEVEL = {
+    ".ci", ".gitignore", "CHANGELOG.md", "CITATION.cff", "LICENSE", "README.md",
+    "agents", "benchmarks", "configs", "docs", "notebooks", "pyproject.toml",
+    "tests", "train", "yinsh_env",
+}  # fmt: skip
+
+
+def test_the_top_level_holds_only_the_fixed_entries() -> None:
+    listed = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    entries = {line.split("/", 1)[0] for line in listed.stdout.splitlines()}
+    assert entries <= TOP_LEVEL, f"unexpected top-level entries: {sorted(entries - TOP_LEVEL)}"

@@ -21,8 +21,10 @@ from agents.search import (
     Search,
     run_searches,
 )
-from agents.search.rules import uct_scores
+from agents.search.rules import RootPlan, uct_scores
 from agents.search.tree import backup_proofs
+from train.config import SearchConfig
+from train.mcts import search_rules
 from yinsh_env import BLACK, WHITE, State, str_to_action
 
 #: White wins in three consecutive decisions: C7-D7, xC3-C7, then a ring.
@@ -114,6 +116,29 @@ def test_puct_follows_prior_then_value() -> None:
     assert rules.select(n, 11.0) == 0  # a good, little visited edge beats a bad favourite
     plan = rules.plan_root(n, np.random.default_rng(0), noise=True, simulations=8)
     assert plan.prior.sum() == pytest.approx(1.0) and not np.allclose(plan.prior, n.prior)
+
+
+def test_puct_forced_playouts_visit_noised_moves_and_the_target_prunes_them() -> None:
+    forcing = PUCT(c_puct=1.5, fpu_reduction=0.2, forced_playouts=2.0)
+    root = node(WHITE, 3, prior=[0.8, 0.15, 0.05])
+    root.visits[:] = [30.0, 2.0, 0.0]
+    root.value_sum[:] = [15.0, -1.8, 0.0]  # edge 1 looked bad
+    noised, quiet = RootPlan(root.prior, noise=True), RootPlan(root.prior)
+    assert PUCT(c_puct=1.5, fpu_reduction=0.2).select_root(root, noised, 32) == 0
+    assert forcing.select_root(root, quiet, 32) == 0  # forced playouts only with noise
+    # Both others lag behind sqrt(2 P N) visits: one of them is visited next.
+    assert forcing.select_root(root, noised, 32) in (1, 2)
+    # The target prunes the forced visits of the bad edge away entirely ...
+    root.visits[:] = [30.0, 4.0, 0.0]
+    root.value_sum[:] = [15.0, -3.6, 0.0]
+    assert forcing.policy_target(root, noised).tolist() == [1.0, 0.0, 0.0]
+    assert forcing.policy_target(root, quiet)[1] == pytest.approx(4 / 34)
+    # ... and keeps most of those of an edge the search wanted anyway.
+    root.visits[:] = [30.0, 10.0, 0.0]
+    root.value_sum[:] = [15.0, 4.5, 0.0]
+    target = forcing.policy_target(root, noised)
+    assert target.sum() == pytest.approx(1.0) and 0.1 < target[1] < 10 / 40
+    assert search_rules(SearchConfig(algorithm="puct", forced_playouts=2.0)) == forcing
 
 
 def test_gumbel_root_halves_and_interior_follows_the_improved_policy() -> None:

@@ -123,11 +123,14 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     data = yaml.safe_load(saved.read_text())
     config = config_from_dict(data, source=str(saved))
     # Nothing lost, same types; keys added since take their defaults.
-    assert config.to_dict() == {
-        **data,
+    added = {
         "inference": "auto",
         "init": {"weights": None, "cpu_s": None},
+        "network": {**data["network"], "opponent_policy": False},
+        "search": {**data["search"], "forced_playouts": 0.0},
+        "optim": {**data["optim"], "search_value_weight": 0.0, "opponent_policy_weight": 0.0},
     }
+    assert config.to_dict() == {**data, **added}
     assert config.network.blocks == 3 and config.iterations == 250  # the first long run's
 
 

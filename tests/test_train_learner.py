@@ -8,8 +8,8 @@ import torch
 from helpers import game_of
 from helpers import random_positions as positions
 
-from train.config import NetworkConfig, OptimConfig
-from train.learner import Learner, lr_factor
+from train.config import Config, NetworkConfig, OptimConfig
+from train.learner import Learner, lr_factor, value_targets
 from train.network import PolicyValueNet, policy_gather
 from train.replay import make_batch
 from yinsh_env import N_ACTIONS, State
@@ -103,3 +103,46 @@ def test_elo_ladder_across_checkpoints() -> None:
     assert elo["iter_000000"] < elo["iter_000005"] < elo["iter_000010"]
     assert elo["greedy"] > elo["iter_000010"]
     assert ladder(new_history(), ["random"]) == {}
+
+
+def test_value_targets_mix_the_search_value_with_the_result_where_a_search_ran() -> None:
+    states = positions(6, seed=4)
+    game = game_of(states)
+    game.search_values = np.array([0.5, np.nan, -0.5, 0.0, 1.0, np.nan], dtype=np.float32)
+    me = game.players
+    batch = make_batch([(game, i) for i in range(6)], np.zeros(6, np.int64))
+    assert np.array_equal(value_targets(batch, 0.0), batch.value)
+    result = game.returns[me]
+    expected = np.where(
+        np.isnan(game.search_values), result, 0.75 * result + 0.25 * game.search_values
+    )
+    assert np.allclose(value_targets(batch, 0.25), expected)
+    assert np.allclose(value_targets(batch, 1.0)[[0, 2]], [0.5, -0.5])
+    # Games recorded before search values were kept train on the result alone.
+    game.search_values = None
+    old = make_batch([(game, i) for i in range(6)], np.zeros(6, np.int64))
+    assert np.array_equal(value_targets(old, 1.0), old.value)
+
+
+def test_the_opponent_policy_head_learns_the_opponents_next_action() -> None:
+    states = positions(16, seed=5)
+    game = game_of(states)
+    game.opponent_actions = np.array([s.legal_actions()[0] for s in states], dtype=np.int16)
+    game.opponent_actions[::4] = -1  # the game ended before the opponent moved again
+    batch = make_batch([(game, i) for i in range(16)], np.zeros(16, np.int64))
+    torch.manual_seed(0)
+    net = PolicyValueNet(NetworkConfig(blocks=1, channels=8, value_hidden=8, opponent_policy=True))
+    config = OptimConfig(
+        lr=3e-3, warmup_steps=0, lr_schedule="constant", opponent_policy_weight=1.0
+    )
+    learner = Learner(net, config, 100, torch.device("cpu"))
+    first = learner.train_step(batch)
+    for _ in range(30):
+        last = learner.train_step(batch)
+    assert last["loss/opponent_policy"] < 0.7 * first["loss/opponent_policy"]
+    # Without the head there is no such loss, and the config refuses a weight for it.
+    assert "loss/opponent_policy" not in Learner(
+        tiny_net(), config, 1, torch.device("cpu")
+    ).train_step(batch)
+    with pytest.raises(ValueError, match=r"network\.opponent_policy"):
+        Config(optim=OptimConfig(opponent_policy_weight=0.5))

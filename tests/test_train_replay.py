@@ -47,6 +47,10 @@ def test_symmetries_map_planes_and_actions_consistently() -> None:
 def test_sampled_batches_carry_targets_through_the_symmetry() -> None:
     states = positions(30, seed=2)
     game = game_of(states)
+    # An action for the opponent-policy target that is legal here (so its image must be
+    # legal in the image), and one sample whose game ended first.
+    game.opponent_actions = np.array([s.legal_actions()[-1] for s in states], dtype=np.int16)
+    game.opponent_actions[-1] = -1
     for k in range(N_SYMMETRIES):
         items = [(game, i) for i in range(len(states))]
         batch = make_batch(items, np.full(len(items), k))
@@ -55,6 +59,8 @@ def test_sampled_batches_carry_targets_through_the_symmetry() -> None:
             image = decode(batch.planes[j])
             # The legal mask is exactly the transformed position's legal actions ...
             assert np.flatnonzero(batch.legal[j]).tolist() == image.legal_actions()
+            if j < len(states) - 1:
+                assert batch.opponent_action[j] in image.legal_actions()
             # ... and each action's target probability moved with it.
             lo, hi = game.policy_offsets[j], game.policy_offsets[j + 1]
             for action, prob in zip(game.policy_actions[lo:hi], game.policy_probs[lo:hi]):
@@ -70,6 +76,7 @@ def test_sampled_batches_carry_targets_through_the_symmetry() -> None:
                 k,
             )[..., 0]
             assert np.array_equal(batch.ownership[j], ownership)
+        assert batch.opponent_action[-1] == -1
 
 
 def test_the_window_drops_old_games_and_sampling_is_reproducible() -> None:
@@ -87,6 +94,12 @@ def test_the_window_drops_old_games_and_sampling_is_reproducible() -> None:
     restored.load_state_dict(buffer.state_dict())
     c = restored.sample(64, np.random.default_rng(7))
     assert np.array_equal(a.planes, c.planes) and np.array_equal(a.value, c.value)
+    # A window saved before games kept their search values still loads.
+    state = buffer.state_dict()
+    for game in state["games"]:
+        del game["search_values"]
+    restored.load_state_dict(state)
+    assert not restored.sample(8, np.random.default_rng(7)).search_value_mask.any()
 
 
 def test_sampling_an_empty_buffer_is_an_error() -> None:

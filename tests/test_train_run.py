@@ -22,6 +22,7 @@ from train.checkpoint import (
 from train.cli import main
 from train.config import Config, load_config
 from train.trainer import RunError, run
+from yinsh_env import State
 
 TINY = """\
 seed: 3
@@ -176,3 +177,22 @@ def test_two_seeded_runs_side_by_side_give_identical_metrics(tmp_path: Path) -> 
     assert first == second
     weights = [read_file(checkpoint_path(run, 3))["model"] for run in runs]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_the_levers_off_by_default_run_end_to_end(tmp_path: Path) -> None:
+    """Forced playouts (PUCT), search-value mixing and the opponent-policy head, all on."""
+    levers = [
+        "search.algorithm=puct",
+        "search.forced_playouts=2",
+        "optim.search_value_weight=0.5",
+        "network.opponent_policy=true",
+        "optim.opponent_policy_weight=0.5",
+    ]
+    run_dir = tmp_path / "run"
+    run(tiny_config(tmp_path, *levers), run_dir, progress=False)
+    last = metrics(run_dir)[-1]
+    assert last["loss/opponent_policy"] > 0 and last["loss/value"] >= 0
+    model = read_file(checkpoint_path(run_dir, 2))["model"]
+    assert "opponent_planes.weight" in model
+    agent = make_agent(f"net:path={run_dir},sims=4")  # plays without using the head
+    assert agent.act(State()) in State().legal_actions()

@@ -73,14 +73,38 @@ def test_recorded_positions_and_targets() -> None:
     assert len(game) == stats.plies
     planes = unpack_planes(game.bits, game.plane_values)
     replay = State()
+    movers: list[int] = []
     for i, action in enumerate(stats.actions):
         assert decode(planes[i]) == replay
         lo, hi = game.policy_offsets[i], game.policy_offsets[i + 1]
         assert game.policy_actions[lo:hi].tolist() == replay.legal_actions()
         assert game.policy_probs[lo:hi].sum() == pytest.approx(1.0, abs=1e-5)
         assert game.players[i] == replay.to_act
+        # The search's value where a search ran; none for a forced move.
+        searched = game.search_values[i]
+        assert np.isnan(searched) == (hi - lo == 1)
+        assert np.isnan(searched) or -1.0 <= searched <= 1.0
+        movers.append(replay.to_act)
         replay.apply(action)
     assert game.returns.tolist() == list(replay.returns())
+    # The opponent's next action after each position (-1 once the game is over).
+    for i, me in enumerate(movers):
+        later = [a for a, p in zip(stats.actions[i:], movers[i:]) if p != me]
+        assert game.opponent_actions[i] == (later[0] if later else -1)
+    assert game.opponent_actions[-1] == -1 and (game.opponent_actions >= 0).sum() > len(game) // 2
+
+
+def test_forced_playouts_give_pruned_targets_that_are_distributions() -> None:
+    """PUCT self-play with KataGo's forced playouts: each (pruned) target sums to one
+    (pruning itself: tests/test_search.py); the games differ from those without."""
+    search = SearchConfig(algorithm="puct", simulations=24, forced_playouts=2.0)
+    selfplay = dataclasses.replace(SELFPLAY, full_search_prob=1.0)
+    game = play_games(hashed, [5], search, selfplay).games[0]
+    plain = play_games(hashed, [5], dataclasses.replace(search, forced_playouts=0.0), selfplay)
+    for g in (game, plain.games[0]):
+        sums = np.add.reduceat(g.policy_probs, g.policy_offsets[:-1])
+        assert np.allclose(sums, 1.0, atol=1e-5) and (g.policy_probs >= 0).all()
+    assert not np.array_equal(game.policy_probs, plain.games[0].policy_probs)
 
 
 @pytest.mark.parametrize("rings_to_win", [3, 1])

@@ -81,16 +81,28 @@ def _ray_address(value: object) -> object:
 
 # Field types: integers and booleans are strict (no 2.0, no "yes"); numbers are
 # finite (no nan, no inf).
+#: An integer (no 2.0, no "3").
 Int = Annotated[int, Field(strict=True)]
+#: An integer above 0.
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+#: An integer, 0 or more.
 NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+#: ``true`` or ``false`` (no "yes", no 1).
 Bool = Annotated[bool, Field(strict=True)]
+#: A finite number (YAML's ``1e-3`` too; no booleans).
 Number = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False)]
+#: A finite number above 0.
 PositiveNumber = Annotated[Number, Field(gt=0)]
+#: A finite number, 0 or more.
 NonNegativeNumber = Annotated[Number, Field(ge=0)]
+#: A number from 0 to 1.
 Fraction = Annotated[Number, Field(ge=0, le=1)]
+#: An agent spec string, checked by :func:`agents.spec.parse_spec`.
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
+#: A torch device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
 Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
+#: Where Ray runs: null (Ray's default), ``local``, ``auto``, ``ray://host:port`` or
+#: ``host:port``.
 RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
 
 #: Every section is a pydantic dataclass that refuses unknown keys.
@@ -105,6 +117,9 @@ class NetworkConfig:
     channels: PositiveInt = 64
     #: Hidden units of the value (and auxiliary margin) head.
     value_hidden: PositiveInt = 64
+    #: An auxiliary head predicting the opponent's next action (KataGo), trained
+    #: with ``optim.opponent_policy_weight``; unused in play.
+    opponent_policy: Bool = False
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
@@ -122,6 +137,10 @@ class SearchConfig:
     fpu_reduction: Number = 0.2
     dirichlet_alpha: NonNegativeNumber = 0.25
     dirichlet_fraction: Fraction = 0.25
+    #: KataGo's forced playouts with policy-target pruning, k (2 in KataGo; 0
+    #: disables): PUCT only; Gumbel's sequential halving and improved-policy
+    #: target already do their job (:class:`agents.search.rules.PUCT`).
+    forced_playouts: NonNegativeNumber = 0.0
     #: Actions sampled at the root by Gumbel-top-k (Gumbel only).
     gumbel_considered: PositiveInt = 16
     #: sigma(q) = (c_visit + max visits) * c_scale * q01, as in Gumbel MuZero
@@ -206,10 +225,16 @@ class OptimConfig:
     weight_decay: NonNegativeNumber = 1e-4
     grad_clip: NonNegativeNumber = 5.0
     value_weight: NonNegativeNumber = 1.0
+    #: Value target ``(1 - w) * result + w * search value`` (the root value of the
+    #: position's full search; forced moves keep the result); 0: the result alone.
+    search_value_weight: Fraction = 0.0
     #: Auxiliary target: final rings-removed margin (0 disables).
     margin_weight: NonNegativeNumber = 0.25
     #: Auxiliary target: who owns each point's marker at the end (0 disables).
     ownership_weight: NonNegativeNumber = 0.0
+    #: Auxiliary target: the opponent's next action, cross-entropy (0 disables;
+    #: needs ``network.opponent_policy``).
+    opponent_policy_weight: NonNegativeNumber = 0.0
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
@@ -305,6 +330,12 @@ class Config:
     optim: OptimConfig = Field(default_factory=OptimConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     ray: RayConfig = Field(default_factory=RayConfig)
+
+    def __post_init__(self) -> None:
+        if self.optim.opponent_policy_weight > 0 and not self.network.opponent_policy:
+            raise ValueError(
+                "optim.opponent_policy_weight needs network.opponent_policy: true (the head)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (lists for tuples), as written to ``config.yaml`` and checkpoints."""

@@ -16,6 +16,8 @@ Usage::
 
     python -m train.curve runs/long                 # the table, and where each anchor is crossed
     python -m train.curve runs/long --out curve.png # the plot too (needs matplotlib)
+    python -m train.curve train/run_archives/long/curve.json train/run_archives/long2 --out all.png
+                                                    # a training in stretches, one after another
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.cli_args import image_file, input_dir, output_file
+from agents.cli_args import any_path, image_file, input_dir, input_file, output_file
 
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
 from .evaluate import checkpoint_name, ladder_ratings
@@ -62,6 +64,40 @@ class StrengthCurve:
             "anchors": self.anchors,
             "clock": self.clock,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "curve") -> StrengthCurve:
+        """The inverse of :meth:`to_dict` (a ``--json`` file); ValueError naming ``source``."""
+        try:
+            points = [
+                CurvePoint(
+                    int(p["iteration"]),
+                    float(p["train_hours"]),
+                    float(p["elo"]),
+                    (float(p["ci95"][0]), float(p["ci95"][1])),
+                )
+                for p in data["points"]
+            ]
+            anchors = {str(k): float(v) for k, v in data["anchors"].items()}
+            return cls(points, anchors, str(data.get("clock", "cpu")))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise ValueError(
+                f"{source} is not a strength curve ({type(exc).__name__}: {exc})"
+            ) from None
+
+
+def load_curve(source: str | Path) -> StrengthCurve:
+    """A run directory's (or a run archive's) curve, or one saved with ``--json``."""
+    source = Path(source)
+    if source.is_file():
+        try:
+            data = json.loads(source.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{source} is not a strength curve ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{source} is not a strength curve (not a JSON object)")
+        return StrengthCurve.from_dict(data, str(source))
+    return strength_curve(source)
 
 
 def train_hours(run_dir: Path) -> tuple[dict[int, float], str]:
@@ -140,14 +176,20 @@ def format_curve(curve: StrengthCurve) -> str:
 
 
 def plot_curve(
-    curve: StrengthCurve,
+    curve: StrengthCurve | list[tuple[str, StrengthCurve]],
     out: str | Path,
     title: str = "",
     xlabel: str = "",
 ) -> None:
-    """Elo against training hours, with each anchor as a horizontal line."""
+    """Elo against training hours, with the (last) curve's anchors as horizontal lines.
+
+    Several ``(label, curve)`` stretches of one training (a run and the runs that
+    continued it) draw one after another; each is its own fit.
+    """
+    stretches = curve if isinstance(curve, list) else [("raw policy", curve)]
+    last = stretches[-1][1]
     if not xlabel:
-        kind = "CPU hours" if curve.clock == "cpu" else "wall-clock hours"
+        kind = "CPU hours" if last.clock == "cpu" else "wall-clock hours"
         xlabel = f"training time, {kind} (self-play + learning)"
     try:
         import matplotlib
@@ -157,13 +199,14 @@ def plot_curve(
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("plotting needs matplotlib: pip install 'yinsh[plot]'") from None
     fig, ax = plt.subplots(figsize=(7, 4))
-    x = [p.train_hours for p in curve.points]
-    ax.plot(x, [p.elo for p in curve.points], "o-", color="C0", label="raw policy")
-    ax.fill_between(
-        x, [p.ci95[0] for p in curve.points], [p.ci95[1] for p in curve.points], alpha=0.15
-    )
-    for k, (name, level) in enumerate(curve.anchors.items()):
-        ax.axhline(level, ls="--", lw=1, color=f"C{k + 1}", label=f"{name} ({level:.0f})")
+    for k, (label, stretch) in enumerate(stretches):
+        x = [p.train_hours for p in stretch.points]
+        color = f"C{k}"
+        ax.plot(x, [p.elo for p in stretch.points], "o-", ms=3, color=color, label=label)
+        low = [p.ci95[0] for p in stretch.points]
+        ax.fill_between(x, low, [p.ci95[1] for p in stretch.points], color=color, alpha=0.15)
+    for k, (name, level) in enumerate(last.anchors.items(), start=len(stretches)):
+        ax.axhline(level, ls="--", lw=1, color=f"C{k}", label=f"{name} ({level:.0f})")
     ax.set(xlabel=xlabel, ylabel="Elo (random = 0)")
     ax.set_title(title or "strength against training time")
     ax.legend(fontsize=8)
@@ -172,24 +215,40 @@ def plot_curve(
     plt.close(fig)
 
 
+def _source(text: str) -> Path:
+    """An argparse type: a run directory (or archive), or a readable curve JSON file."""
+    return input_dir(text) if any_path(text).is_dir() else input_file(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
-    parser.add_argument("run_dir", type=input_dir)
+    parser.add_argument(
+        "sources",
+        type=_source,
+        nargs="+",
+        metavar="run_dir",
+        help="a run directory, a run archive or a curve JSON file; several: the stretches "
+        "of one training in order (each drawn as its own fit)",
+    )
     parser.add_argument("--out", type=image_file, help="also draw the curve to this image file")
-    parser.add_argument("--json", type=output_file(), help="also write the curve as JSON")
+    parser.add_argument("--json", type=output_file(), help="also write the (last) curve as JSON")
     parser.add_argument("--title", default="", help="the plot's title (default: the run dir)")
     args = parser.parse_args(argv)
     try:
-        curve = strength_curve(args.run_dir)
+        curves = [(str(source), load_curve(source)) for source in args.sources]
         if args.out is not None:
-            plot_curve(curve, args.out, args.title or str(args.run_dir))
+            title = args.title or " + ".join(label for label, _ in curves)
+            plot_curve(curves if len(curves) > 1 else curves[0][1], args.out, title)
     except (FileNotFoundError, ImportError, ValueError) as exc:
         print(f"train.curve: {exc}", file=sys.stderr)
         return 2
-    print(format_curve(curve))
+    for label, curve in curves:
+        if len(curves) > 1:
+            print(f"\n{label}:\n")
+        print(format_curve(curve))
     if args.json is not None:
         try:
-            args.json.write_text(json.dumps(curve.to_dict(), indent=1))
+            args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))
         except OSError as exc:
             print(f"train.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
             return 1

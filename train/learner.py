@@ -4,11 +4,16 @@ Loss per sample (all targets from the player to act's view):
 
 * policy: cross-entropy between the search's policy target and the network's
   policy over the legal actions (illegal ones are masked out);
-* value: squared error against the game's result, times ``value_weight``;
+* value: squared error against the game's result, times ``value_weight``; with
+  ``search_value_weight`` w > 0 the target is ``(1 - w) * result + w * q``, q the
+  search's root value of the position (where a search ran; forced moves keep the
+  result): less noise than the result alone, the bias of the search's own value;
 * margin (auxiliary): squared error against the final rings-removed margin,
   for games played to the end, times ``margin_weight``;
 * ownership (auxiliary): squared error against the final owner of each
-  point's marker, averaged over the 85 points, times ``ownership_weight``.
+  point's marker, averaged over the 85 points, times ``ownership_weight``;
+* opponent policy (auxiliary, ``network.opponent_policy``): cross-entropy of the
+  opponent's next action, where the game went on, times ``opponent_policy_weight``.
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ def lr_factor(step: int, config: OptimConfig, total_steps: int) -> float:
     progress = min(1.0, (step - config.warmup_steps) / span)
     floor = config.final_lr_fraction
     return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def value_targets(batch: Batch, search_weight: float) -> np.ndarray:
+    """The value target of each sample: the result, mixed with the search's value where known."""
+    if search_weight == 0.0:
+        return batch.value
+    weight = search_weight * batch.search_value_mask
+    return (batch.value + weight * (batch.search_value - batch.value)).astype(np.float32)
 
 
 class Learner:
@@ -87,7 +100,8 @@ class Learner:
         logp = torch.log_softmax(out.policy.float(), dim=1)
         logp = torch.where(legal, logp, torch.zeros_like(logp))
         policy_loss = -(target * logp).sum(1).mean()
-        value_loss = F.mse_loss(out.value.float(), self._tensor(batch.value))
+        value_target = self._tensor(value_targets(batch, config.search_value_weight))
+        value_loss = F.mse_loss(out.value.float(), value_target)
         margin_mask = self._tensor(batch.margin_mask)
         margin_error = (out.margin.float() - self._tensor(batch.margin)) ** 2
         margin_loss = (margin_error * margin_mask).sum() / margin_mask.sum().clamp(min=1.0)
@@ -100,6 +114,15 @@ class Learner:
             + config.margin_weight * margin_loss
             + config.ownership_weight * ownership_loss
         )
+        extra: dict[str, Tensor] = {}
+        if out.opponent_policy is not None:
+            opponent = self._tensor(batch.opponent_action)
+            known = opponent >= 0
+            errors = F.cross_entropy(
+                out.opponent_policy.float(), opponent.clamp(min=0), reduction="none"
+            )
+            extra["opponent_policy"] = (errors * known).sum() / known.sum().clamp(min=1)
+            total = total + config.opponent_policy_weight * extra["opponent_policy"]
         with torch.no_grad():
             probs = logp.exp()
             entropy = -(probs * logp).sum(1).mean()
@@ -107,7 +130,7 @@ class Learner:
             target_entropy = -(target * target_logt).sum(1).mean()
             # What predicting the batch's mean result would score: the value
             # loss to beat (it grows as self-play games get more decisive).
-            value_baseline = self._tensor(batch.value).var(unbiased=False)
+            value_baseline = value_target.var(unbiased=False)
         return {
             "total": total,
             "policy": policy_loss,
@@ -117,6 +140,7 @@ class Learner:
             "policy_entropy": entropy,
             "policy_kl": policy_loss - target_entropy,
             "value_baseline": value_baseline,
+            **extra,
         }
 
     def train_step(self, batch: Batch) -> dict[str, float]:

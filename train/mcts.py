@@ -33,6 +33,7 @@ def search_rules(config: SearchConfig) -> Rules:
         fpu_reduction=config.fpu_reduction,
         dirichlet_alpha=config.dirichlet_alpha,
         dirichlet_fraction=config.dirichlet_fraction,
+        forced_playouts=config.forced_playouts,
     )
 
 

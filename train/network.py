@@ -2,9 +2,12 @@
 
 Input: :func:`yinsh_env.observation.encode` planes, (11, 11, 17) channel-last,
 permuted to (17, 11, 11).  Output: policy logits over the 2,142 flat actions,
-a value in [-1, 1] for the player to act, and two auxiliary predictions that
+a value in [-1, 1] for the player to act, and auxiliary predictions that
 give the tower denser targets than the game result alone (KataGo's idea): the
-final rings-removed margin and the final owner of each point's marker.
+final rings-removed margin, the final owner of each point's marker and, with
+``network.opponent_policy``, the opponent's next action (a second set of policy
+planes on the same policy features, over all actions: the opponent's legal
+ones are not known yet).
 
 The policy head is fully convolutional, like AlphaZero's chess head: each
 action reads its logit from a plane at a board point, so the head has few
@@ -114,6 +117,8 @@ class NetOutput:
     margin: Tensor
     #: (B, 11, 11) final marker owner per point: +1 own, -1 opponent's, 0 none.
     ownership: Tensor
+    #: (B, 2142) logits of the opponent's next action (``network.opponent_policy``).
+    opponent_policy: Tensor | None = None
 
 
 class PolicyValueNet(nn.Module):
@@ -141,6 +146,9 @@ class PolicyValueNet(nn.Module):
         self.value_out = nn.Linear(config.value_hidden, 1)
         self.margin_out = nn.Linear(config.value_hidden, 1)
         self.ownership_out = nn.Conv2d(c, 1, 1)
+        if config.opponent_policy:
+            self.opponent_planes = nn.Conv2d(c, POLICY_PLANES, 1)
+            self.opponent_pass = nn.Linear(2 * c, 1)
         primary, secondary = policy_gather()
         self.register_buffer("gather_primary", torch.from_numpy(primary), persistent=False)
         self.register_buffer("gather_secondary", torch.from_numpy(secondary), persistent=False)
@@ -152,19 +160,27 @@ class PolicyValueNet(nn.Module):
         x = planes.permute(0, 3, 1, 2)
         x = self.tower(self.stem(x))
         pooled = self._pool(x)
-        flat = self.policy_planes(self.policy_conv(x)).flatten(1)
-        flat = F.pad(flat, (0, 1))  # the padding zero that non-move actions add
-        board_logits = flat[:, self.gather_primary] + flat[:, self.gather_secondary]
-        logits = torch.cat([board_logits, self.pass_logit(pooled)], dim=1)
+        features = self.policy_conv(x)
+        logits = self._logits(self.policy_planes(features), self.pass_logit(pooled))
         if mask is not None:
             logits = logits.masked_fill(~mask, float("-inf"))
+        opponent = None
+        if self.config.opponent_policy:
+            opponent = self._logits(self.opponent_planes(features), self.opponent_pass(pooled))
         hidden = self.value_fc(pooled)
         return NetOutput(
             policy=logits,
             value=torch.tanh(self.value_out(hidden)).squeeze(1),
             margin=torch.tanh(self.margin_out(hidden)).squeeze(1),
             ownership=torch.tanh(self.ownership_out(x)).squeeze(1),
+            opponent_policy=opponent,
         )
+
+    def _logits(self, planes: Tensor, pass_logit: Tensor) -> Tensor:
+        """The 2,142 action logits read from policy planes (see the module docstring)."""
+        flat = F.pad(planes.flatten(1), (0, 1))  # the padding zero that non-move actions add
+        board_logits = flat[:, self.gather_primary] + flat[:, self.gather_secondary]
+        return torch.cat([board_logits, pass_logit], dim=1)
 
     def _pool(self, x: Tensor) -> Tensor:
         """Mean and max of the tower's features over the 85 board points."""

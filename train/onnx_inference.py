@@ -24,6 +24,7 @@ from yinsh_env.observation import GRID, N_PLANES
 from .inference import NetworkEvaluator
 from .network import PolicyValueNet
 
+#: Who runs the network: ``auto`` is ONNX Runtime where installed, else PyTorch.
 Backend = Literal["auto", "torch", "onnx"]
 
 

@@ -8,8 +8,8 @@ loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
 decision than ``alphabeta:depth=3`` (about 80 ms on a 2-core machine);
 ``pretrained:sims=0`` plays the raw policy (under a millisecond per decision).
 
-Making one from a run (the README's "The shipped network" says how the
-shipped one was made)::
+Making one from a run (docs/guide/pretrained.md says how the shipped one
+was made)::
 
     python -m train.pretrained export runs/long/best.pt --command "yinsh-train ..." \\
         --cpu-hours 3.1 --notes "..."

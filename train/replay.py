@@ -77,6 +77,12 @@ class GameSamples:
     finished: bool
     #: Final markers: (2, 11, 11) planes of White's and Black's markers.
     final_markers: np.ndarray  # (2, 11, 11) int8
+    #: The search's value of each position for its player to act (NaN where no
+    #: search ran: forced moves); None for games recorded before it was kept.
+    search_values: np.ndarray | None = None  # (P,) float32
+    #: The other player's next action after each position (-1: the game ended
+    #: first); None for games recorded before it was kept.
+    opponent_actions: np.ndarray | None = None  # (P,) int16
 
     def __len__(self) -> int:
         return len(self.players)
@@ -113,6 +119,11 @@ class Batch:
     margin_mask: np.ndarray  # (B,) float32: 1 where the margin is known
     ownership: np.ndarray  # (B, 11, 11) float32
     symmetries: np.ndarray  # (B,) int64: the symmetry applied to each sample
+    #: The search's root value (0 where unknown) and 1 where it is known.
+    search_value: np.ndarray  # (B,) float32
+    search_value_mask: np.ndarray  # (B,) float32
+    #: The opponent's next action under the sample's symmetry; -1 where unknown.
+    opponent_action: np.ndarray  # (B,) int64
 
 
 class ReplayBuffer:
@@ -184,6 +195,17 @@ def make_batch(items: list[tuple[GameSamples, int]], symmetries: np.ndarray) -> 
     margin = np.zeros(n, dtype=np.float32)
     margin_mask = np.zeros(n, dtype=np.float32)
     ownership = np.empty((n, GRID, GRID, 1), dtype=np.float32)
+    searched = np.array(
+        [np.nan if g.search_values is None else g.search_values[i] for g, i in items],
+        dtype=np.float32,
+    )
+    known = ~np.isnan(searched)
+    opponent = np.array(
+        [-1 if g.opponent_actions is None else g.opponent_actions[i] for g, i in items],
+        dtype=np.int64,
+    )
+    seen = opponent >= 0
+    opponent[seen] = ACTION_PERMUTATIONS[np.asarray(symmetries)[seen], opponent[seen]]
     for j, (game, i) in enumerate(items):
         me = players[j]
         lo, hi = game.policy_offsets[i], game.policy_offsets[i + 1]
@@ -209,4 +231,7 @@ def make_batch(items: list[tuple[GameSamples, int]], symmetries: np.ndarray) -> 
         margin_mask=margin_mask,
         ownership=ownership[..., 0],
         symmetries=np.asarray(symmetries, dtype=np.int64),
+        search_value=np.where(known, searched, 0.0).astype(np.float32),
+        search_value_mask=known.astype(np.float32),
+        opponent_action=opponent,
     )

@@ -1,7 +1,7 @@
 """A training run kept in git: save a run directory's state small, restore it anywhere.
 
 A long run is stopped and resumed many times, on other machines too, so its
-state lives in the repository (``run_archives/NAME/``), not in the ignored
+state lives in the repository (``train/run_archives/NAME/``), not in the ignored
 ``runs/``.  An archive holds only what ``yinsh-train --resume`` and
 ``python -m train.curve`` need::
 
@@ -16,8 +16,8 @@ No replay window (tens of MB): a run resumed from an archive restarts it empty
 (:mod:`train.trainer` says so in its log and metrics) and learns again once
 the window holds ``replay.min_positions``.  Usage::
 
-    python -m train.run_archive save /work/runs/long2 run_archives/long2   # then git add + commit
-    python -m train.run_archive restore run_archives/long2 runs/long2      # on any machine
+    python -m train.run_archive save runs/long2 train/run_archives/long2   # then commit it
+    python -m train.run_archive restore train/run_archives/long2 runs/long2      # on any machine
     yinsh-train --run-dir runs/long2 --resume                              # continue it
 """
 

@@ -126,7 +126,12 @@ class SelfPlayGame:
         self.low_value_streak = [0, 0]
         self.resigned: int | None = None
         self.would_resign: int | None = None
-        self.samples: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
+        #: (observation, player to act, legal actions, policy target, searched value).
+        self.samples: list[tuple[np.ndarray, int, np.ndarray, np.ndarray, float]] = []
+        #: Every decision of the game as (player, action), and the decision each
+        #: sample was recorded at (for the opponent's-next-action target).
+        self.moves: list[tuple[int, int]] = []
+        self.sample_plies: list[int] = []
         self.full_searches = self.fast_searches = self.simulations = 0
 
     @property
@@ -141,7 +146,7 @@ class SelfPlayGame:
                 legal = self.state.legal_actions()
                 if len(legal) == 1:
                     if self.config.record_forced:
-                        self._record(np.asarray(legal), np.ones(1, dtype=np.float32))
+                        self._record(np.asarray(legal), np.ones(1, dtype=np.float32), np.nan)
                     self._play(legal[0])
                     continue
                 self._start_search()
@@ -170,7 +175,8 @@ class SelfPlayGame:
         self.simulations += search.done_simulations
         if self.full:
             self.full_searches += 1
-            self._record(root.actions, search.policy_target().astype(np.float32))
+            target = search.policy_target().astype(np.float32)
+            self._record(root.actions, target, search.root_value())
         else:
             self.fast_searches += 1
         if self._check_resign(search.root_value()):
@@ -179,8 +185,9 @@ class SelfPlayGame:
         action = int(root.actions[search.choose(temperature)])
         self._play(action)
 
-    def _record(self, actions: np.ndarray, policy: np.ndarray) -> None:
-        """Keep the current position as a training sample with this policy target.
+    def _record(self, actions: np.ndarray, policy: np.ndarray, value: float) -> None:
+        """Keep the current position as a training sample with this policy target
+        and the search's value of it (NaN where no search ran).
 
         The network's input and the legal actions are what the env observes
         for the agent to act (``policy`` is over ``actions``, the same sorted
@@ -190,7 +197,8 @@ class SelfPlayGame:
         legal = np.flatnonzero(observation["action_mask"])
         if not np.array_equal(legal, actions):
             raise RuntimeError("the search's legal actions differ from the env's action mask")
-        self.samples.append((observation["observation"], self.state.to_act, legal, policy))
+        self.samples.append((observation["observation"], self.state.to_act, legal, policy, value))
+        self.sample_plies.append(len(self.moves))
 
     def _check_resign(self, value: float) -> bool:
         threshold = self.config.resign_threshold
@@ -213,6 +221,7 @@ class SelfPlayGame:
         search, self.search = self.search, None
         root = search.root if search is not None else self.tree
         self.tree = advance(root, action) if self.search_config.reuse_tree else None
+        self.moves.append((self.state.to_act, action))
         self.env.step(action)
         self.state = self._base.copy_state()
 
@@ -268,7 +277,22 @@ class SelfPlayGame:
             rings_to_win=state.rings_to_win,
             finished=self.resigned is None,
             final_markers=np.stack([bitboard_plane(m) for m in state.markers]).astype(np.int8),
+            search_values=np.array([s[4] for s in self.samples], dtype=np.float32),
+            opponent_actions=self._opponent_actions(),
         )
+
+    def _opponent_actions(self) -> np.ndarray:
+        """Per sample: the next action the other player took (-1: none, the game ended)."""
+        upcoming = [-1, -1]  # each player's next action, walking the game backwards
+        after: list[tuple[int, int]] = [(-1, -1)] * (len(self.moves) + 1)
+        for ply in range(len(self.moves) - 1, -1, -1):
+            player, action = self.moves[ply]
+            upcoming[player] = action
+            after[ply] = (upcoming[0], upcoming[1])
+        opponents = [
+            after[ply][1 - sample[1]] for ply, sample in zip(self.sample_plies, self.samples)
+        ]
+        return np.array(opponents, dtype=np.int16)
 
 
 def play_games(

@@ -41,6 +41,7 @@ MOVE_OFFSET: Final = PLACE_OFFSET + N_POINTS
 ROW_OFFSET: Final = MOVE_OFFSET + N_MOVE_PAIRS
 RING_OFFSET: Final = ROW_OFFSET + N_SEGMENTS
 PASS_ACTION: Final = RING_OFFSET + N_POINTS
+#: The number of actions (2,142): the size of every action space and mask.
 N_ACTIONS: Final = PASS_ACTION + 1
 
 #: (from, to) -> move action.

@@ -52,6 +52,7 @@ class PositionFields(Protocol):
     def ring_moves(self, player: int) -> list[int]: ...
 
 
+#: The position type the parser builds (``State``, or a stand-in with its fields).
 B = TypeVar("B", bound=PositionFields)
 
 _COLUMN_SIZES = tuple(sum(1 for c, _ in POINTS if c == col) for col in range(11))

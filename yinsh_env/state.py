@@ -7,7 +7,7 @@ is and in which phase.  Legal actions, apply, undo and copy work on those
 integers with tables built once at import, which keeps the engine fast in pure
 Python.
 
-Turn structure (``yinsh-standard-v1``, see the README's rule decisions):
+Turn structure (``yinsh-standard-v1``; the rule decisions: docs/guide/rules.md):
 
 * ``place``: White, then Black, alternately place a ring until ten are down;
   Black places the tenth so White moves first.

@@ -7,7 +7,8 @@ selection function; :class:`Rules` bundles them with what the search reports
 * :class:`UCT`: UCB1 on mean values, unexplored actions first (in the node's
   action order), children proven lost skipped: the classic ``mcts`` baseline.
 * :class:`PUCT`: AlphaZero's PUCT with first-play urgency, Dirichlet noise on
-  the root's legal actions, moves from the visit counts with a temperature.
+  the root's legal actions, moves from the visit counts with a temperature;
+  optionally KataGo's forced playouts with policy-target pruning.
 * :class:`Gumbel`: Gumbel MuZero (Danihelka et al., 2022).  The root samples
   ``considered`` actions without replacement (Gumbel-top-k) and shares the
   simulations among them by sequential halving; interior nodes pick the action
@@ -121,6 +122,8 @@ class RootPlan:
     #: halving schedule (Gumbel only).
     gumbel: np.ndarray = field(default_factory=lambda: np.zeros(0))
     schedule: tuple[int, ...] = ()
+    #: Whether the root was noised (a self-play search whose result is a target).
+    noise: bool = False
 
 
 class Rules:
@@ -190,14 +193,54 @@ class UCT(Rules):
         return max(candidates, key=lambda i: (visits[i], root.value_sum[i] / visits[i]))
 
 
+def forced_visits(root: Node, prior: np.ndarray, k: float) -> np.ndarray:
+    """KataGo's forced playouts per root edge: ``sqrt(k * P(a) * N)``, N the root's visits."""
+    return np.sqrt(k * prior * float(root.total_visits))
+
+
+def pruned_visits(root: Node, rules: PUCT, prior: np.ndarray) -> np.ndarray:
+    """KataGo's policy-target pruning: the root's visits less the forced ones that were
+    not needed.
+
+    Every edge but the most visited gives back up to its forced playouts, as long
+    as its PUCT score stays below the best edge's; an edge left with one visit or
+    fewer drops out.  Visits the search would have spent anyway are kept, so the
+    target loses the noise forcing added and keeps what the search found.
+    """
+    visits = root.visits.astype(np.float64)
+    if root.total_visits <= 0:
+        return visits
+    scores = puct_scores(root, rules.c_puct, rules.fpu_reduction, prior)
+    best = int(np.argmax(visits))
+    forced = forced_visits(root, prior, rules.forced_playouts)
+    exploration = rules.c_puct * prior * math.sqrt(float(root.total_visits))
+    q = root.value_sum / np.maximum(visits, 1.0)
+    gap = scores[best] - q
+    # Q + exploration / (1 + n) < best score  <=>  n > exploration / gap - 1.
+    needed = np.where(gap > 0, np.floor(exploration / np.maximum(gap, 1e-12)), visits)
+    pruned = np.minimum(visits, np.maximum(visits - forced, needed))
+    pruned = np.where(pruned <= 1.0, 0.0, pruned)
+    pruned[best] = visits[best]
+    return pruned
+
+
 @dataclass(frozen=True)
 class PUCT(Rules):
-    """AlphaZero's PUCT; root noise from a Dirichlet over the legal actions."""
+    """AlphaZero's PUCT; root noise from a Dirichlet over the legal actions.
+
+    ``forced_playouts`` k > 0 adds KataGo's forced playouts to noised (self-play)
+    searches: a root edge with fewer than ``sqrt(k * P(a) * N)`` visits is
+    visited next, so noise-favoured moves get looked at, and the policy target
+    prunes those visits back out (:func:`pruned_visits`).  Gumbel needs neither:
+    its sequential halving already shares simulations among sampled actions, and
+    its target (the improved policy from completed Q) does not count visits.
+    """
 
     c_puct: float = 1.5
     fpu_reduction: float = 0.2
     dirichlet_alpha: float = 0.25
     dirichlet_fraction: float = 0.25
+    forced_playouts: float = 0.0
 
     def plan_root(
         self, root: Node, rng: np.random.Generator, noise: bool, simulations: int
@@ -205,11 +248,27 @@ class PUCT(Rules):
         if not noise:
             return RootPlan(root.prior)
         return RootPlan(
-            dirichlet_prior(root.prior, rng, self.dirichlet_alpha, self.dirichlet_fraction)
+            dirichlet_prior(root.prior, rng, self.dirichlet_alpha, self.dirichlet_fraction),
+            noise=True,
         )
 
+    def _forcing(self, plan: RootPlan) -> bool:
+        return self.forced_playouts > 0 and plan.noise
+
     def select_root(self, root: Node, plan: RootPlan, simulation: int) -> int:
-        return int(np.argmax(puct_scores(root, self.c_puct, self.fpu_reduction, plan.prior)))
+        scores = puct_scores(root, self.c_puct, self.fpu_reduction, plan.prior)
+        if self._forcing(plan):
+            lagging = root.visits < forced_visits(root, plan.prior, self.forced_playouts)
+            if lagging.any():
+                scores = np.where(lagging, scores, -np.inf)
+        return int(np.argmax(scores))
+
+    def policy_target(self, root: Node, plan: RootPlan) -> np.ndarray:
+        """The visit shares; with forced playouts, after pruning them (:func:`pruned_visits`)."""
+        if not self._forcing(plan) or root.total_visits <= 0:
+            return super().policy_target(root, plan)
+        visits = pruned_visits(root, self, plan.prior)
+        return visits / visits.sum()
 
     def select(self, node: Node, visits_here: float) -> int:
         return int(np.argmax(puct_scores(node, self.c_puct, self.fpu_reduction, node.prior)))

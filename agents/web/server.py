@@ -71,7 +71,7 @@ POST     ``/api/games/ID/undo``          back to the person's previous decision
 POST     ``/api/games/ID/players``       reseat: ``white``, ``black`` (also retries an agent)
 POST     ``/api/games/ID/load``          replace the game: ``text`` (position or record)
 POST     ``/api/games/ID/analysis``      ask ``spec`` about ply ``ply`` (default: now)
-GET      ``/api/games/ID/record?format=``  the record as ``yinsh`` (default) or ``sgf``
+GET      ``/api/games/ID/record``        the record: ``?format=yinsh`` (default) or ``sgf``
 =======  ==============================  ==================================================
 """
 
