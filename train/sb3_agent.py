@@ -81,9 +81,13 @@ class SB3Agent(LibraryPolicyAgent):
         self.rings_to_win = load_variant(file)
 
     def legal_probabilities(self, state: State) -> np.ndarray:
-        mask = state.legal_mask().astype(bool)
-        policy = self.model.policy
-        observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
-        with torch.no_grad():
-            probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
-        return probs.numpy().astype(np.float64) * mask
+        return policy_probabilities(self.model.policy, state)
+
+
+def policy_probabilities(policy: Any, state: State) -> np.ndarray:
+    """A MaskablePPO policy's probabilities over all actions for ``state``, 0 where illegal."""
+    mask = state.legal_mask().astype(bool)
+    observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
+    with torch.no_grad():
+        probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
+    return probs.numpy().astype(np.float64) * mask
