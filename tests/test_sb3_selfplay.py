@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from train import sb3_maskable_ppo as example  # noqa: E402
 from train import sb3_selfplay as selfplay  # noqa: E402
+from train.sb3_agent import policy_probabilities  # noqa: E402
 from yinsh_env import State  # noqa: E402
 from yinsh_env.opponents import Curriculum, League, OpponentPool  # noqa: E402
 
@@ -90,3 +93,27 @@ def test_a_fixed_opponent_alone_still_plays_every_game(capsys: pytest.CaptureFix
     example.main(["--opponent", "random", "--timesteps", "64", "--eval-games", "1", *TINY])
     out = capsys.readouterr().out
     assert "vs random:" in out and "step " not in out and "profile: 64 steps" in out
+
+
+def test_warm_start_begins_as_the_shipped_networks_raw_policy_and_saves(tmp_path: Path) -> None:
+    from agents import make_agent
+
+    env = example.make_vec_env("random", seed=0, rings_to_win=3, envs=2)
+    model = example.build_model(env, n_steps=32, batch_size=32, n_epochs=1, warm_start=True)
+    shipped = make_agent("pretrained:sims=0,backend=torch")
+    rng = np.random.default_rng(0)
+    state = State()
+    for _ in range(30):  # the same choices as pretrained:sims=0 before any update
+        if state.is_terminal:
+            state = State()
+        probs = policy_probabilities(model.policy, state)
+        assert int(np.argmax(probs)) == shipped.act(state)
+        state.apply(int(rng.choice(state.legal_actions())))
+    norms = [m for m in model.policy.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    before = [n.running_mean.clone() for n in norms]
+    model.learn(total_timesteps=64)
+    assert norms and all(torch.equal(n.running_mean, b) for n, b in zip(norms, before))
+    path = tmp_path / "warm.zip"
+    model.save(path)
+    agent = make_agent(f"sb3:path={path}")
+    assert agent.act(State()) in State().legal_actions()

@@ -19,7 +19,9 @@ one at a time, moving on at a score of ``--promote-at`` over
 of the episodes.  Every ``--report-every`` steps a line gives the learner's
 score against each opponent met since the last (:mod:`train.sb3_selfplay`);
 at the end a profile line splits the time between the environments (with
-the opponents' moves) and the network.  Observations are the
+the opponents' moves) and the network.  ``--warm-start`` starts the policy
+from the shipped network, ``pretrained:sims=0`` (:mod:`train.sb3_warmstart`),
+and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
 through ``action_masks()``, so every move played is legal).  Several
@@ -156,13 +158,28 @@ def build_model(
     learning_rate: float = 3e-4,
     ent_coef: float = 0.01,
     verbose: int = 0,
+    warm_start: bool = False,
 ) -> Any:
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
+    ``warm_start``: the shipped network instead (:mod:`train.sb3_warmstart`;
+    ``channels``, ``features`` and ``hidden`` do not apply).
     """
+    if warm_start:
+        from .sb3_warmstart import PretrainedPolicy
+
+        policy: Any = PretrainedPolicy
+        policy_kwargs: dict[str, Any] = {}
+    else:
+        policy = "MultiInputPolicy"
+        policy_kwargs = {
+            "features_extractor_class": PlanesCNN,
+            "features_extractor_kwargs": {"channels": channels, "features_dim": features},
+            "net_arch": list(hidden),
+        }
     return MaskablePPO(
-        "MultiInputPolicy",
+        policy,
         env,
         n_steps=n_steps,
         batch_size=batch_size,
@@ -170,11 +187,7 @@ def build_model(
         learning_rate=learning_rate,
         ent_coef=ent_coef,
         gamma=1.0,  # one reward at the end of a bounded game
-        policy_kwargs={
-            "features_extractor_class": PlanesCNN,
-            "features_extractor_kwargs": {"channels": channels, "features_dim": features},
-            "net_arch": list(hidden),
-        },
+        policy_kwargs=policy_kwargs,
         seed=seed,
         device="cpu",
         verbose=verbose,
@@ -271,6 +284,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument(
         "--hidden", type=int_in(1, 65536), nargs="*", default=[], help="extra layers of each head"
     )
+    parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        help="start from the shipped network (pretrained:sims=0) instead of the small CNN",
+    )
     parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=20)
     parser.add_argument(
         "--threads", type=int_in(1, MAX_THREADS), default=1, help="torch CPU threads"
@@ -314,6 +332,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         hidden=args.hidden,
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
+        warm_start=args.warm_start,
     )
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:
