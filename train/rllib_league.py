@@ -8,8 +8,8 @@ with the ``"recent"`` strategy, whose members are the snapshots' module ids).
 
 The snapshots are ``L`` extra modules of the same class, never trained
 (``policies_to_train`` names the learner only); a snapshot is the learner's
-state copied into the next slot, round-robin, through
-``Algorithm.set_state``, which also sends it to every env runner.  The
+state copied into the next slot, round-robin, in the learner group and in
+every env runner.  The
 mapping of agents to modules is a pure function of the episode's id and of
 the filled slots, so both seats of an episode agree and remote env runners
 compute the same; after every snapshot, the new mapping goes to the
@@ -89,11 +89,14 @@ class SnapshotLeague:
     def snapshot(self, algo: Any, iteration: int) -> str:
         """Freeze the learner into the next slot (now), and map episodes to the league."""
         slot = self.slots[self.taken % len(self.slots)]
-        state = algo.get_module(self.learner).get_state()
-        algo.set_state({"learner_group": {"learner": {"rl_module": {slot: state}}}})
+        state = algo.learner_group.get_state(components=f"learner/rl_module/{self.learner}")
+        state = state["learner"]["rl_module"][self.learner]
+        algo.learner_group.set_state({"learner": {"rl_module": {slot: state}}})
         self.taken += 1
         self.history.append((iteration, slot))
-        set_mapping(algo, self.mapping())  # the slots or their order by age changed
+        # The slots or their order by age changed; the env runners get the weights here,
+        # as Algorithm.set_state's sync skips runners whose weights' sequence number is current.
+        install(algo, self.mapping(), {slot: state})
         return slot
 
     def after_iteration(self, algo: Any, iteration: int) -> str | None:
@@ -101,16 +104,18 @@ class SnapshotLeague:
         return self.snapshot(algo, iteration) if iteration % self.every == 0 else None
 
 
-def set_mapping(algo: Any, mapping: Callable[..., str]) -> None:
-    """Use ``mapping`` from the next episode on, in the algorithm and every env runner."""
+def install(algo: Any, mapping: Callable[..., str], states: dict[str, Any]) -> None:
+    """Module ``states`` and ``mapping`` (from the next episode on) into every env runner."""
     algo.config._is_frozen = False  # as Algorithm.add_module does
     algo.config.multi_agent(policy_mapping_fn=mapping)
     algo.config.freeze()
 
     def update(runner: Any) -> None:
+        for module_id, state in states.items():
+            runner.module[module_id].set_state(state)
         runner.config.multi_agent(policy_mapping_fn=mapping)
 
     algo.env_runner_group.foreach_env_runner(update)
 
 
-__all__ = ["SNAPSHOT_PREFIX", "SnapshotLeague", "league_mapping", "set_mapping", "snapshot_ids"]
+__all__ = ["SNAPSHOT_PREFIX", "SnapshotLeague", "install", "league_mapping", "snapshot_ids"]
