@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
 import torch
-from pydantic import Field
+from pydantic import AfterValidator
 
 from agents.cli_args import any_path, input_file, number_in, output_file
 from agents.evaluation.version import machine
@@ -47,8 +48,17 @@ WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
 #: (ONNX Runtime; ``python -m agents.evaluation.eval_cli pretrained random`` prints ms/move).
 DEFAULT_SIMS = 256
+_WEIGHTS_NAME = re.compile(r"[A-Za-z0-9][-_.A-Za-z0-9]{0,63}")
+
+
+def _weights_name(text: str) -> str:
+    if not _WEIGHTS_NAME.fullmatch(text):
+        raise ValueError("must name a shipped network: letters, digits, '-', '_', '.'")
+    return text
+
+
 #: The name of a shipped network file (no folder, no suffix): ``pretrained``, ``anchor-v1``.
-WeightsName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+WeightsName = Annotated[str, AfterValidator(_weights_name)]
 
 
 def shipped_weights() -> list[str]:

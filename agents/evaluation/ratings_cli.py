@@ -1,14 +1,15 @@
 """``yinsh-ratings FILE``: ratings over every game in a results database.
 
-Players are told apart by identity (:func:`~agents.evaluation.scale.
-agent_identity`), not by spec text: ``alphabeta`` and ``alphabeta:depth=2``
-are one player, and ``net:path=runs/x`` before and after the run went on are
-two (their weights differ; they are shown as ``SPEC@HASH``).  One
-Bradley-Terry fit per group of players connected by games: a group holding
-anchors of the fixed scale (:mod:`agents.evaluation.scale`) is rated on it,
-the anchors at their frozen ratings; a group without is rated relative to its
-first player, and the table says so.  Only games of the scale's variant are
-fitted (``--rings-to-win`` picks another, rated relative).
+Players are told apart by identity
+(:func:`~agents.evaluation.scale.agent_identity`), not by spec text:
+``alphabeta`` and ``alphabeta:depth=2`` are one player, and
+``net:path=runs/x`` before and after the run went on are two (their weights
+differ; they are shown as ``SPEC@HASH``). One Bradley-Terry fit per group of
+players connected by games: a group holding anchors of the fixed scale
+(:mod:`agents.evaluation.scale`) is rated on it, the anchors at their frozen
+ratings; a group without is rated relative to its first player, and the table
+says so. Only games of the scale's variant are fitted (``--rings-to-win``
+picks another, rated relative).
 
 Prints the ratings table and the head-to-head matrix (row's score against
 column, games in parentheses); ``--json`` writes both.

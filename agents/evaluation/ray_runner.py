@@ -1,4 +1,4 @@
-"""Arena games on Ray actors: ``yinsh-eval ... --backend ray [--address ADDR]``.
+"""Arena games on Ray actors (``yinsh-eval --backend ray``, ``--address ADDR``).
 
 Needs the optional extra: ``pip install -e ".[ray]"``.  As the trainer's
 self-play backend (:mod:`train.ray_backend`) does: each actor is one worker

@@ -45,7 +45,9 @@ from .version import code_version
 
 #: ``PRAGMA application_id`` of our databases: "YNSH".
 APPLICATION_ID = 0x594E5348
+#: The layout of table ``games`` this version writes and reads.
 SCHEMA_VERSION = 1
+#: Seconds a writer waits for the others' transactions before it gives up.
 BUSY_TIMEOUT_S = 60.0
 
 SCHEMA = """

@@ -1,18 +1,18 @@
-"""Where arena games are played: in this process, in worker processes, on Ray actors.
+"""Where arena games are played: in this process, in worker processes, on Ray
+actors.
 
-A runner holds the match's agent specs and plays :class:`~agents.evaluation.
-games.GameTask` s, yielding each :class:`~agents.evaluation.games.GameResult`
-as its game finishes.  It lives for a whole evaluation, so that an adaptive
-one (``--rate`` picks its next opponents from the results so far) starts its
-workers once.  Workers build their agents from the spec strings (lazily: only
-those their games need), so nothing but text travels to them, and every game
-draws its randomness from its task's seed: the same tasks give the same games
-on every runner.
+A runner holds the match's agent specs and plays game tasks
+(:class:`~agents.evaluation.games.GameTask`), yielding each
+:class:`~agents.evaluation.games.GameResult` as its game finishes. It lives
+for a whole evaluation, so that an adaptive one (``--rate`` picks its next
+opponents from the results so far) starts its workers once. Workers build
+their agents from the spec strings (lazily: only those their games need), so
+nothing but text travels to them, and every game draws its randomness from its
+task's seed: the same tasks give the same games on every runner.
 
 Closing a :meth:`Runner.play` iterator before it is exhausted (an SPRT that
 has decided, Ctrl-C) abandons the games still running: worker processes are
-killed at once rather than left to finish them.
-"""
+killed at once rather than left to finish them."""
 
 from __future__ import annotations
 
