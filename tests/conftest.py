@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import start_local_ray
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_DATA = PROJECT_ROOT / "tests" / "data"
@@ -75,7 +76,7 @@ def traces_file() -> Path:
 def ray_cluster() -> Iterator[Any]:
     """A local Ray of two CPUs, no dashboard, for one test module; skips without Ray."""
     ray = pytest.importorskip("ray", reason='optional extra: pip install -e ".[ray]"')
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    start_local_ray(ray)
     try:
         yield ray
     finally:

@@ -170,9 +170,9 @@ def strength_curve(run_dir: str | Path, scale: Scale | None = None) -> StrengthC
     rings = int(data["config"].get("selfplay", {}).get("rings_to_win", 3))
     on: Scale | None = scale if scale.rings_to_win == rings else None
     ratings = ladder_ratings(history, baselines, on)
-    name = ladder_scale(baselines, on)
+    scale_name = ladder_scale(baselines, on)
     if not ratings:
-        return StrengthCurve([], {}, scale=name)
+        return StrengthCurve([], {}, scale=scale_name)
     hours, clock = train_hours(run_dir)
     points = [
         CurvePoint(i, hours.get(i, float("nan")), ratings[name].elo, ratings[name].ci95)
@@ -180,7 +180,7 @@ def strength_curve(run_dir: str | Path, scale: Scale | None = None) -> StrengthC
         if (name := checkpoint_name(i)) in ratings
     ]
     anchors = {b: ratings[b].elo for b in baselines if b in ratings}
-    return StrengthCurve(points, anchors, clock, name)
+    return StrengthCurve(points, anchors, clock, scale_name)
 
 
 def format_curve(curve: StrengthCurve) -> str:
