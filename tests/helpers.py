@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -148,25 +148,3 @@ LAST_MARKER = position_text({"E5": "R", "A2": "r", "K10": "r"}, "w move - 0-1 1 
 #: Both sides' rings are walled in by rings and marker runs to the edge (the blocked
 #: position of test_rules), and Black has passed: White's pass ends the game.
 SECOND_PASS = "RrMM/mmRmMmm/1MMmm3/1mM1mm3/1Mm2mm3/mm3MM2/mM4Mm2/m5mM1/6Mm/6m/4 w move - 2-1 17 1 3"
-
-
-#: How many times a local Ray may time out while starting before the test fails.
-RAY_START_ATTEMPTS = 3
-
-
-def start_local_ray(ray: Any) -> None:
-    """``ray.init`` a local cluster, again after a startup timeout (at most a few times).
-
-    Ray waits a fixed 30 s for its raylet to register with the GCS; on a machine
-    whose cores are all busy (the suite beside training) that wait can run out
-    although nothing is wrong. Only that timeout is retried, after a clean
-    ``ray.shutdown``; any other error, or a timeout every time, fails the test.
-    """
-    for attempt in range(1, RAY_START_ATTEMPTS + 1):
-        try:
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-            return
-        except Exception as error:  # Ray raises a bare Exception for this timeout
-            ray.shutdown()
-            if "timed out during startup" not in str(error) or attempt == RAY_START_ATTEMPTS:
-                raise

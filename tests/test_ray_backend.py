@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from helpers import RAY_START_ATTEMPTS, load_yaml_config, start_local_ray
+from helpers import load_yaml_config
 
 from train.checkpoint import checkpoint_path, latest_checkpoint, read_file
 from train.config import (
@@ -198,34 +198,3 @@ def test_too_many_actor_deaths_stop_the_iteration(ray_cluster: Any) -> None:
     finally:
         executor.close()
     assert executor.actors == []
-
-
-class _SlowRay:
-    """A stand-in for ``ray`` whose first ``fails`` starts raise ``error``."""
-
-    def __init__(self, fails: int, error: Exception) -> None:
-        self.fails, self.error = fails, error
-        self.inits = self.shutdowns = 0
-
-    def init(self, **_: Any) -> None:
-        self.inits += 1
-        if self.inits <= self.fails:
-            raise self.error
-
-    def shutdown(self) -> None:
-        self.shutdowns += 1
-
-
-def test_the_ray_fixture_retries_only_a_startup_timeout_and_only_a_few_times() -> None:
-    timeout = Exception("The current node timed out during startup. This could happen ...")
-    slow = _SlowRay(fails=RAY_START_ATTEMPTS - 1, error=timeout)
-    start_local_ray(slow)
-    assert slow.inits == RAY_START_ATTEMPTS and slow.shutdowns == RAY_START_ATTEMPTS - 1
-    never = _SlowRay(fails=RAY_START_ATTEMPTS, error=timeout)
-    with pytest.raises(Exception, match="timed out during startup"):
-        start_local_ray(never)
-    assert never.inits == RAY_START_ATTEMPTS
-    broken = _SlowRay(fails=1, error=RuntimeError("raylet binary not found"))
-    with pytest.raises(RuntimeError, match="not found"):
-        start_local_ray(broken)
-    assert broken.inits == 1  # a real failure is not retried
