@@ -254,6 +254,8 @@ def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> No
 
 
 def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
+    from types import SimpleNamespace
+
     from train.rllib_league import SnapshotLeague
 
     config = example.build_config(
@@ -274,8 +276,11 @@ def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
         taken = {k: v.detach().clone() for k, v in learner.state_dict().items()}
         runner_copy = algo.env_runner.module["snapshot_0"]  # where episodes are played
         assert all(torch.equal(runner_copy.state_dict()[k], v) for k, v in taken.items())
-        result = algo.train()  # every episode now: the learner against snapshot_0
-        assert "snapshot_0" in result["env_runners"]["module_episode_returns_mean"]
+        mapping = algo.env_runner.config.policy_mapping_fn  # the runner's, from now on
+        episode = SimpleNamespace(id_="any")
+        seats = {mapping(agent, episode) for agent in ("player_0", "player_1")}
+        assert seats == {example.LEARNER, "snapshot_0"}  # self_share=0: always the league
+        algo.train()
         moved = algo.get_module(example.LEARNER).state_dict()
         assert not all(torch.equal(moved[k], v) for k, v in taken.items()), "no update"
         frozen = algo.get_module("snapshot_0").state_dict()
