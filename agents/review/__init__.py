@@ -1,10 +1,11 @@
 """Game review: any agent annotates a whole game (values, best moves, losses, marks).
 
-:func:`review_record` / :func:`review_game` do the work (:mod:`.core`);
-:mod:`.output` writes the JSON, the annotated record and the value graph;
-``yinsh-review`` is :mod:`.cli`; :func:`review` is the notebook's entry
-(:mod:`.notebook`); the web app runs reviews as bounded jobs
-(:mod:`agents.web.reviews`).
+:func:`~agents.review.core.review_record` and
+:func:`~agents.review.core.review_game` do the work (:mod:`agents.review.core`);
+:mod:`agents.review.output` writes the JSON, the annotated record and the value
+graph; ``yinsh-review`` is :mod:`agents.review.cli`;
+:func:`~agents.review.notebook.review` is the notebook's entry; the web app runs
+reviews as bounded jobs (:mod:`agents.web.reviews`).
 """
 
 from .core import MARKS, Decision, Review, check_values, mark_of, review_game, review_record
