@@ -19,8 +19,8 @@ pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib
 from ray.rllib.core.columns import Columns
 
 from agents import AgentSpecError, make_agent
-from agents.arena import run_arena
-from agents.match import VariantMismatchError
+from agents.evaluation.arena import run_arena
+from agents.evaluation.match import VariantMismatchError
 from train import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS

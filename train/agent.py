@@ -14,6 +14,7 @@ threads, and idle threads spinning on a busy machine slow it down many times.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,7 @@ class NetAgent(Agent):
         torch.set_num_threads(threads)
         self.evaluator = make_evaluator(model, resolve_device(device), backend, threads=threads)
         self.np_rng = np.random.default_rng(seed)
+        self._identity: str | None = None
 
     @property
     def iteration(self) -> int | None:
@@ -68,6 +70,26 @@ class NetAgent(Agent):
         super().reset(seed)
         if seed is not None:
             self.np_rng = np.random.default_rng(seed)
+
+    def files(self) -> list[str]:
+        return [str(self.checkpoint)]
+
+    def identity(self) -> str:
+        """``net:sha256=<first 16 hex of the weights file>,sims=N``: any path, one player.
+
+        A time budget or a lower precision (when set) is part of it: they change the moves.
+        """
+        if self._identity is None:
+            digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
+            parts = [f"net:sha256={digest[:16]}", f"sims={self.sims}"]
+            time_budget = getattr(self, "time_budget", 0.0)
+            if time_budget:
+                parts.append(f"time={time_budget:g}")
+            precision = getattr(self, "precision", "fp32")
+            if precision != "fp32":
+                parts.append(f"precision={precision}")
+            self._identity = ",".join(parts)
+        return self._identity
 
     def act(self, state: State) -> int:
         return self._choose(state, self.sims)
