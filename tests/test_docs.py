@@ -35,6 +35,7 @@ PAGES = {
     "api/_generated/train.config.html": "PositiveInt",
     "guide/install.html": "installs a CPU build of PyTorch",
     "guide/protocol.html": "yinsh-engine",
+    "guide/review.html": "yinsh-review",
     "guide/pretrained.html": "long_curve.png",
     "tutorials.html": "How they are rendered here",
     "notebooks/01_quickstart.html": "MaskablePPO",

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from helpers import pieces, position_text
+from test_review import THROWN_AWAY
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
@@ -265,3 +266,27 @@ def test_a_networks_priors_visits_and_value_on_the_board(
     table = page.inner_text("#analysis-out table")
     assert table.count("%") >= 8  # a prior for every listed move
     assert "value for White" in page.inner_text("#analysis-out")
+
+
+def test_a_review_draws_its_graph_marks_the_moves_and_a_click_goes_there(page: Any) -> None:
+    load(page, THROWN_AWAY)
+    wait_for(page, "v.moves.length === 48")
+    page.fill("#analyst", "mcts:sims=100")
+    page.click("#review")
+    page.wait_for_selector("#review-graph .review-mark", timeout=120_000)
+    assert page.evaluate("window.yinsh.game.review.status") == "done"
+    assert page.is_visible("#review-graph")
+    assert "reviewed by mcts:sims=100" in page.inner_text("#review-status")
+    last = page.locator('#moves a[data-ply="48"]')
+    assert "mark-blunder" in (last.get_attribute("class") or "") and "??" in last.inner_text()
+    assert page.locator("#review-graph polyline").count() == 1
+    assert page.locator("#review-graph .review-mark.mark-blunder").count() >= 1
+    assert "accuracy" in page.inner_text("#review-summary")
+    box = page.locator("#review-graph").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 12 / 48, box["y"] + box["height"] / 2)
+    wait_for(page, "v.ply === 12")
+    assert page.is_checked("#overlay")
+    page.wait_for_selector("#layer-overlay .analysis", state="attached")
+    page.click('#moves a[data-ply="30"]')
+    wait_for(page, "v.ply === 30")
+    assert "30. B E1-F2: " in page.inner_text("#review-summary")
