@@ -48,7 +48,15 @@ class FlakyAgent(MCTSAgent):
         return super().analyse(state)
 
 
+class SmallSearch(MCTSAgent):
+    """An agent registered at run time (it must reach worker processes too)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed, sims=10)
+
+
 register_agent("test-flaky", FlakyAgent)
+register_agent("test-small-search", SmallSearch)
 
 
 def wins_by_itself(state: State, me: int) -> bool:
@@ -175,7 +183,7 @@ def test_workers_review_several_records_as_one_process_does(
     tmp_path: Path, games_dir: Path
 ) -> None:
     paths = sorted(str(p) for p in games_dir.rglob("*.sgf"))[:2]
-    args = ["--agent", "pretrained:sims=0", "--no-progress"]
+    args = ["--agent", "test-small-search", "--no-progress", "--seed", "3"]
     assert review_main([*paths, *args, "--out", str(tmp_path / "one")]) == 0
     assert review_main([*paths, *args, "--out", str(tmp_path / "two"), "--workers", "2"]) == 0
     for path in paths:

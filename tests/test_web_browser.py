@@ -8,7 +8,7 @@ browser download is never used.
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,18 @@ CROSSING = position_text(
 MUST_PASS = position_text(pieces(R="A2", r="B2 A3 B3"), "w move - 0-0 51 0 3")
 
 
+#: Seconds any wait here may take: generous, a loaded machine is slow, not stuck.
+BOUND = 120
+#: Open unless a test holds the slow agent back (the ``held`` fixture).
+GATE = threading.Event()
+GATE.set()
+
+
 class SlowAgent(Agent):
+    """Thinks until the test opens :data:`GATE`: the page shows it thinking meanwhile."""
+
     def act(self, state: State) -> int:
-        time.sleep(1.0)
+        GATE.wait(BOUND)
         return state.legal_actions()[-1]
 
 
@@ -64,7 +73,7 @@ def server() -> Iterator[YinshServer]:
         white="human",
         black="random",
         analyst="mcts:sims=40",
-        think_timeout=10,
+        think_timeout=BOUND,
         allow=("browser-slow", "browser-crash"),
     )
     srv = YinshServer("127.0.0.1", 0, config).start()
@@ -76,9 +85,17 @@ def server() -> Iterator[YinshServer]:
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
         context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
-        context.set_default_timeout(15_000)
+        context.set_default_timeout(BOUND * 1000)
         yield context
         context.close()
+
+
+@pytest.fixture
+def held() -> Iterator[threading.Event]:
+    """The slow agent thinks until the test opens the gate (or ends)."""
+    GATE.clear()
+    yield GATE
+    GATE.set()
 
 
 @pytest.fixture
@@ -216,11 +233,14 @@ def new_game(page: Any, white: str, black: str) -> None:
     wait_for(page, "v.players.white === arg[0] && v.players.black === arg[1]", [white, black])
 
 
-def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(page: Any) -> None:
+def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(
+    page: Any, held: threading.Event
+) -> None:
     new_game(page, "human", "browser-slow")
     click(page, "E5")
     page.wait_for_selector("#thinking:not([hidden])")
     assert "browser-slow" in page.inner_text("#thinking")
+    held.set()  # it answers
     wait_for(page, "v.live_ply === 2 && v.human_to_act")
     assert page.is_hidden("#thinking")
     new_game(page, "human", "browser-crash")

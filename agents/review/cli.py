@@ -30,8 +30,9 @@ from yinsh_env import GameRecord, RecordError, load_record
 
 from ..base import Agent
 from ..cli_args import agent_spec, input_file, int_in, number_in, output_dir
+from ..evaluation.workers import registry_snapshot
 from ..protocol import MAX_SEED
-from ..spec import AgentSpecError, available_agents, make_agent
+from ..spec import AgentSpecError, available_agents, make_agent, register_agent
 from ..worker_pool import exit_on_signals, guarded_pool, kill_workers
 from .core import Review, check_values, review_record
 from .output import outputs, save_review
@@ -113,7 +114,9 @@ def report(name: str, review: Review) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(spec: str) -> None:
+def _init_worker(spec: str, registry: dict[str, Any]) -> None:
+    for name, factory in registry.items():  # agents registered at run time travel too
+        register_agent(name, factory, replace=False)
     _WORKER["spec"] = spec
 
 
@@ -141,7 +144,7 @@ def review_all(
         finally:
             agent.close()
         return
-    pool = guarded_pool(min(workers, len(records)), _init_worker, (spec,))
+    pool = guarded_pool(min(workers, len(records)), _init_worker, (spec, registry_snapshot([spec])))
     try:
         pending: dict[Future[Review], int] = {
             pool.submit(_worker_review, record, options): i for i, record in enumerate(records)
