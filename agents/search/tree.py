@@ -49,6 +49,7 @@ class Node:
         "child_proven",
         "children",
         "logits",
+        "order",
         "player",
         "prior",
         "proven",
@@ -93,6 +94,8 @@ class Node:
         self.proven = proven
         #: Per edge, the player its child is proven for (kept only by a solving search).
         self.child_proven: np.ndarray | None = None
+        #: The edges by decreasing prior, once a selection asked (:mod:`.visited`).
+        self.order: list[int] | None = None
 
     @classmethod
     def evaluated(cls, leaf: Leaf, logits: np.ndarray, value: float) -> Node:
