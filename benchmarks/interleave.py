@@ -17,7 +17,9 @@ Jobs (the workers import only APIs both codes share):
   decisions and simulations (``--sims``, the spec's count) per CPU second;
 * ``selfplay CONFIG [key=value ...]``: ``--games`` self-play games of a
   config with a freshly initialised, seeded network, as
-  ``benchmarks.bench_selfplay`` plays them; the figure is moves per CPU second.
+  ``benchmarks.bench_selfplay`` plays them, or with a trained network of the
+  config's shape (``--network``, e.g. ``train/weights/pretrained.pt`` for
+  ``configs/long.yaml``); the figure is moves per CPU second.
 
 Each round also returns a digest of what was played (the actions chosen), so
 the driver says whether both sides played the same games: a speed-up that
@@ -103,7 +105,7 @@ class AgentJob:
 class SelfPlayJob:
     """Self-play games of a config with a fresh seeded network; a round plays them all."""
 
-    def __init__(self, args: list[str], games: int) -> None:
+    def __init__(self, args: list[str], games: int, network: str | None) -> None:
         import torch
 
         from train.config import load_config
@@ -118,6 +120,10 @@ class SelfPlayJob:
         config = load_config(resolve_config(args[0]), args[1:])
         torch.manual_seed(config.seed)
         model = PolicyValueNet(config.network)
+        if network:
+            from train.checkpoint import load_model
+
+            model.load_state_dict(load_model(network)[0].state_dict())
         device = resolve_device(config.device)
         precision = getattr(config, "inference_precision", None)  # not in older codes
         extra = {} if precision is None else {"precision": precision}
@@ -154,7 +160,7 @@ def serve(job_args: list[str], options: dict[str, Any]) -> None:
     if kind == "agent":
         job = AgentJob(rest[0], options["positions"], options["seed"])
     else:
-        job = SelfPlayJob(rest, options["games"])
+        job = SelfPlayJob(rest, options["games"], options["network"])
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         if line.strip() != "round":
@@ -238,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=16, help="selfplay job: games a round")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--network", help="selfplay job: a trained checkpoint of the config's shape"
+    )
+    parser.add_argument(
         "--cpu",
         type=int,
         default=max(os.sched_getaffinity(0)),
@@ -253,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "games": args.games,
         "seed": args.seed,
         "cpu": args.cpu,
+        "network": args.network,
     }
     kind = args.job[0]
     unit = "simulations/CPU-s" if kind == "agent" else "moves/CPU-s"
