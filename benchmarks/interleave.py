@@ -15,6 +15,10 @@ Jobs (the workers import only APIs both codes share):
 * ``agent SPEC``: the agent decides on fixed ring-move positions (seeded
   random games, 20 to 60 plies in; the same on both sides); the figure is
   decisions and simulations (``--sims``, the spec's count) per CPU second;
+* ``match SPEC``: two agents of the spec (each its own, as in an arena match)
+  play ``--games`` games from seeded random openings (6 plies); the figure is
+  simulations per CPU second over the decisions that searched (more than one
+  legal action), what an agent's memory of earlier decisions can speed up;
 * ``selfplay CONFIG [key=value ...]``: ``--games`` self-play games of a
   config with a freshly initialised, seeded network, as
   ``benchmarks.bench_selfplay`` plays them, or with a trained network of the
@@ -26,6 +30,7 @@ the driver says whether both sides played the same games: a speed-up that
 keeps results equivalent shows the same digest.
 
     python -m benchmarks.interleave --side base=../base --side new=. agent pretrained
+    python -m benchmarks.interleave --side base=../base --side new=. --games 2 match pretrained
     python -m benchmarks.interleave --side base=../base --side new=. --games 16 \\
         selfplay configs/long.yaml
     python -m benchmarks.interleave --side fp32=.@pretrained:precision=fp32 \\
@@ -102,6 +107,43 @@ class AgentJob:
         }
 
 
+class MatchJob:
+    """Two agents of one spec playing each other; a round is ``games`` seeded games."""
+
+    def __init__(self, spec: str, games: int, seed: int) -> None:
+        from agents import make_agent
+
+        _one_thread()
+        self.agents = [make_agent(spec, seed=seed), make_agent(spec, seed=seed + 1)]
+        self.games, self.seed = games, seed
+
+    def round(self) -> dict[str, Any]:
+        from yinsh_env import State
+
+        digest = hashlib.sha256()
+        decisions = 0
+        start = time.process_time()
+        for game in range(self.games):
+            rng = random.Random(self.seed + game)
+            for i, agent in enumerate(self.agents):
+                agent.reset(seed=self.seed + 2 * game + i)
+            state = State()
+            while not state.is_terminal and state.ply < 400:
+                legal = state.legal_actions()
+                if state.ply < 6:
+                    action = legal[rng.randrange(len(legal))]
+                else:
+                    decisions += len(legal) > 1
+                    action = self.agents[state.to_act].act(state.copy())
+                digest.update(str(action).encode())
+                state.apply(action)
+        return {
+            "cpu": time.process_time() - start,
+            "decisions": decisions,
+            "digest": digest.hexdigest()[:12],
+        }
+
+
 class SelfPlayJob:
     """Self-play games of a config with a fresh seeded network; a round plays them all."""
 
@@ -156,9 +198,11 @@ def serve(job_args: list[str], options: dict[str, Any]) -> None:
     if options["cpu"] is not None:
         os.sched_setaffinity(0, {options["cpu"]})
     kind, rest = job_args[0], job_args[1:]
-    job: AgentJob | SelfPlayJob
+    job: AgentJob | MatchJob | SelfPlayJob
     if kind == "agent":
         job = AgentJob(rest[0], options["positions"], options["seed"])
+    elif kind == "match":
+        job = MatchJob(rest[0], options["games"], options["seed"])
     else:
         job = SelfPlayJob(rest, options["games"], options["network"])
     print(json.dumps({"ready": True}), flush=True)
@@ -229,7 +273,7 @@ def parse_side(text: str, job: list[str]) -> Side:
 
 def rate(result: dict[str, Any], kind: str, sims: int) -> float:
     """The round's figure: simulations (agent) or moves (self-play) per CPU second."""
-    work = result["decisions"] * sims if kind == "agent" else result["moves"]
+    work = result["moves"] if kind == "selfplay" else result["decisions"] * sims
     return float(work) / result["cpu"]
 
 
@@ -241,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--positions", type=int, default=12, help="agent job: positions")
     parser.add_argument("--sims", type=int, default=256, help="agent job: simulations a decision")
-    parser.add_argument("--games", type=int, default=16, help="selfplay job: games a round")
+    parser.add_argument("--games", type=int, default=16, help="match, selfplay: games a round")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--network", help="selfplay job: a trained checkpoint of the config's shape"
@@ -252,10 +296,12 @@ def main(argv: list[str] | None = None) -> int:
         default=max(os.sched_getaffinity(0)),
         help="the processor every side runs on (one core for all: a fair comparison)",
     )
-    parser.add_argument("job", nargs="+", help="agent SPEC | selfplay CONFIG [key=value ...]")
+    parser.add_argument(
+        "job", nargs="+", help="agent SPEC | match SPEC | selfplay CONFIG [key=value ...]"
+    )
     args = parser.parse_args(argv)
-    if args.job[0] not in ("agent", "selfplay") or len(args.job) < 2:
-        parser.error("job: agent SPEC, or selfplay CONFIG [key=value ...]")
+    if args.job[0] not in ("agent", "match", "selfplay") or len(args.job) < 2:
+        parser.error("job: agent SPEC, match SPEC, or selfplay CONFIG [key=value ...]")
     sides = [parse_side(text, args.job) for text in args.side]
     options = {
         "positions": args.positions,
@@ -265,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         "network": args.network,
     }
     kind = args.job[0]
-    unit = "simulations/CPU-s" if kind == "agent" else "moves/CPU-s"
+    unit = "moves/CPU-s" if kind == "selfplay" else "simulations/CPU-s"
     rates: dict[str, list[float]] = {s.label: [] for s in sides}
     digests: dict[str, set[str]] = {s.label: set() for s in sides}
     try:

@@ -32,6 +32,7 @@ from agents.base import Agent
 from agents.params import Backend, Device, OptionalSims, PathText, Seconds, Threads, checked
 from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
 from agents.search.budget import SimulationRate
+from agents.search.cache import EvaluationCache
 from yinsh_env.state import State
 
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
@@ -79,6 +80,9 @@ class NetAgent(Agent):
         self.evaluator = make_evaluator(
             model, resolve_device(device), backend, threads=threads, precision=precision
         )
+        #: What the search asks: the network, each position once while remembered
+        #: (a position the previous decision's search reached is not evaluated again).
+        self.cache = EvaluationCache(self.evaluator)
         self.np_rng = np.random.default_rng(seed)
 
     @property
@@ -116,7 +120,7 @@ class NetAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         if sims == 0 and seconds == 0:
-            logits, _ = self.evaluator([network_leaf(state)])
+            logits, _ = self.cache([network_leaf(state)])
             return legal[int(np.argmax(logits[0]))]
         return self._search(state, sims, seconds).best_action()
 
@@ -124,7 +128,7 @@ class NetAgent(Agent):
         """``sims`` simulations, or as many as ``seconds`` of wall clock allow."""
         if not seconds:
             search = network_search(state.copy(), self.search_config, sims, self.np_rng)
-            run_searches([search], self.evaluator)
+            run_searches([search], self.cache)
             self.last_sims = search.done_simulations
             return search
         start = self.clock()
@@ -137,7 +141,7 @@ class NetAgent(Agent):
             deadline=start + budget,
             clock=self.clock,
         )
-        run_searches([search], self.evaluator)
+        run_searches([search], self.cache)
         self.last_sims = search.done_simulations
         self.rate.record(search.done_simulations, self.clock() - start)
         return search
@@ -147,7 +151,7 @@ class NetAgent(Agent):
         if self.sims > 0 or self.time_budget > 0:
             return self._search(state, self.sims, self.time_budget).analysis()
         leaf = network_leaf(state)
-        logits, values = self.evaluator([leaf])
+        logits, values = self.cache([leaf])
         probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
         lines = tuple(ActionStats(int(a), float(p), 0, None) for a, p in zip(leaf.actions, probs))
         best = int(leaf.actions[int(np.argmax(logits[0]))])

@@ -43,6 +43,7 @@ def network_leaf(state: State, root: bool = False) -> Leaf:
         state.to_act,
         planes=encode(state),
         root=root,
+        key=state.key(),
     )
 
 
