@@ -54,7 +54,7 @@ class VisitedStats:
 
     def __init__(self, node: Node, sigma: Sigma) -> None:
         visits = node.visits
-        found = np.flatnonzero(visits)
+        found = visits.nonzero()[0]  # flatnonzero without its wrappers (4 us less a call)
         self.edges: list[int] = found.tolist()
         self.visits: list[float] = visits[found].tolist()
         sums: list[float] = node.value_sum[found].tolist()
