@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 def decision_split(evaluators: dict[str, OnnxEvaluator], rounds: int) -> None:
     """Where a ``pretrained`` decision (256 simulations) spends its CPU time."""
     from agents import make_agent
-    from benchmarks.interleave import ring_move_positions
+    from benchmarks.interleave import forget, ring_move_positions
 
     positions = ring_move_positions(6, 1)
     print("| pretrained, 256 simulations | simulations/CPU-s | in the network | search |")
@@ -207,6 +207,7 @@ def decision_split(evaluators: dict[str, OnnxEvaluator], rounds: int) -> None:
             agent.evaluator.reset_timers()
             start, wall = time.process_time(), time.perf_counter()
             for state in positions:
+                forget(agent)  # each decision searched afresh: rounds repeat them
                 agent.act(state.copy())
             cpu, wall = time.process_time() - start, time.perf_counter() - wall
             rate = 256 * len(positions) / cpu

@@ -65,6 +65,13 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def forget(agent: Any) -> None:
+    """Empty an agent's evaluation cache, if it keeps one: rounds replay the same decisions."""
+    cache = getattr(agent, "cache", None)
+    if cache is not None:
+        cache.clear()
+
+
 def ring_move_positions(count: int, seed: int) -> list[Any]:
     """``count`` ring-move positions with a choice, from seeded random games (20-60 plies)."""
     from yinsh_env import MOVE, State
@@ -99,6 +106,7 @@ class AgentJob:
         start = time.process_time()
         for i, state in enumerate(self.positions):
             self.agent.reset(seed=self.seed + i)
+            forget(self.agent)  # each decision on its own, as the first of a game
             digest.update(str(self.agent.act(state.copy())).encode())
         return {
             "cpu": time.process_time() - start,
@@ -127,6 +135,7 @@ class MatchJob:
             rng = random.Random(self.seed + game)
             for i, agent in enumerate(self.agents):
                 agent.reset(seed=self.seed + 2 * game + i)
+                forget(agent)  # no game starts with what a round before saw
             state = State()
             while not state.is_terminal and state.ply < 400:
                 legal = state.legal_actions()
