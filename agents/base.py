@@ -90,6 +90,23 @@ class Agent:
             return self.act(state_or_observation)
         return self.act_observation(state_or_observation)
 
+    def files(self) -> list[str]:
+        """Files the agent plays from (a network's checkpoint): their hashes identify it.
+
+        The results database records them (:mod:`agents.evaluation.results_db`).
+        """
+        return []
+
+    def identity(self) -> str | None:
+        """What makes this player the player it is, when its spec does not say it all.
+
+        None (the default) means the canonical spec
+        (:func:`agents.spec.canonical_spec`) identifies it; a network agent
+        names its weights by their hash instead of a path, so that the same
+        network reached by two paths is one player on the rating scale.
+        """
+        return None
+
     def close(self) -> None:
         """Release resources (processes, files); the agent is unusable afterwards."""
 

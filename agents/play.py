@@ -38,7 +38,7 @@ from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
 from .cli_args import int_in, output_file
-from .match import check_variant, play_match
+from .evaluation.match import check_variant, play_match
 from .protocol import MAX_SEED
 from .spec import AgentSpecError, available_agents, check_spec, make_agent
 

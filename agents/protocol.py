@@ -83,7 +83,7 @@ from yinsh_env import DEFAULT_RINGS_TO_WIN, PHASE_NAMES, State, action_to_str, s
 from yinsh_env.errors import YinshError
 
 from .base import Agent, AgentFailure
-from .match import VariantMismatchError, check_variant
+from .evaluation.match import VariantMismatchError, check_variant
 from .params import MAX_SECONDS, MAX_SIMS, clip
 from .search import Analysis, stop_when
 

@@ -8,15 +8,21 @@ an unknown name or key, a key given twice, a value of the wrong type, not
 finite or out of range, or a required key left out raises
 :class:`AgentSpecError` naming the key and the value, before anything is built
 and before any game starts.  Messages quote a bounded slice of the spec.
+
+Agents of your own (:mod:`agents.byo`): ``py:MODULE:CALLABLE[,key=value...]``
+names any importable callable, and installed packages add names through
+entry points in group :data:`ENTRY_POINT_GROUP`.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import typing
 from collections.abc import Callable
 from typing import Any
 
 from .base import Agent
+from .byo import as_agent, call_factory, import_target
 from .params import ParamError, clip, declared, from_text
 
 Factory = Callable[..., Agent]
@@ -42,6 +48,9 @@ _REGISTRY: dict[str, Factory | str] = {
 }
 
 
+_BUILT_IN = frozenset(_REGISTRY)
+
+
 def register_agent(name: str, factory: Factory | str, *, replace: bool = True) -> None:
     """Make ``name`` usable in specs; ``factory`` may be ``"module:attribute"``.
 
@@ -61,8 +70,25 @@ def registered_agents() -> dict[str, Factory | str]:
     return dict(_REGISTRY)
 
 
+#: Entry-point group through which installed packages offer agents
+#: (``name = "module:callable"``).
+ENTRY_POINT_GROUP = "yinsh.agents"
+#: The spec prefix naming an importable callable: ``py:MODULE:CALLABLE``.
+PY_PREFIX = "py"
+
+
+def entry_point_agents() -> dict[str, str]:
+    """Agents that installed packages declare: name -> ``"module:attribute"``."""
+    try:
+        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # a broken distribution's metadata must not break every spec
+        return {}
+    return {ep.name: ep.value for ep in found}
+
+
 def available_agents() -> list[str]:
-    return sorted(_REGISTRY)
+    """Every registered agent name, entry points included (and ``py:`` specs besides)."""
+    return sorted({*_REGISTRY, *entry_point_agents()})
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -79,8 +105,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     if not name.strip():
         raise AgentSpecError(f"agent spec {_show(spec)} has no agent name before ':'")
     params: dict[str, str] = {}
+    items = _split_params(rest) if colon else []
+    if name.strip() == PY_PREFIX:
+        if not items or "=" in items[0].partition(":")[0]:
+            raise AgentSpecError(
+                f"agent spec {_show(spec)}: expected py:MODULE:CALLABLE[,key=value...]"
+            )
+        name = f"{PY_PREFIX}:{items.pop(0).strip()}"
     if colon:
-        for item in _split_params(rest):
+        for item in items:
             key, eq, value = item.partition("=")
             key = key.strip()
             if not eq or not key:
@@ -135,18 +168,37 @@ def _unquote(value: str) -> str:
     return value
 
 
+#: Factories imported from their "module:attribute" (the registry keeps the text,
+#: which is what travels to worker processes).
+_LOADED: dict[str, Factory] = {}
+
+
 def _resolve(name: str, spec: str) -> Factory:
+    if name.startswith(f"{PY_PREFIX}:"):
+        try:
+            return typing.cast(Factory, import_target(name[len(PY_PREFIX) + 1 :]))
+        except ValueError as exc:
+            raise AgentSpecError(f"agent spec {_show(spec)}: {exc}") from None
     factory = _REGISTRY.get(name)
+    if factory is None:
+        factory = entry_point_agents().get(name)
+        if factory is not None:
+            _REGISTRY[name] = factory
     if factory is None:
         raise AgentSpecError(
             f"unknown agent {clip(repr(name))} in spec {_show(spec)}; "
-            f"known agents: {', '.join(available_agents())}"
+            f"known agents: {', '.join(available_agents())}; your own: "
+            f"{PY_PREFIX}:MODULE:CALLABLE (a callable making an agent, see agents.byo)"
         )
-    if isinstance(factory, str):
-        module_name, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(module_name), attr)
-        _REGISTRY[name] = factory
-    return factory
+    if not isinstance(factory, str):
+        return factory
+    loaded = _LOADED.get(factory)
+    if loaded is None:
+        try:
+            loaded = _LOADED[factory] = import_target(factory)
+        except ValueError as exc:
+            raise AgentSpecError(f"agent {name!r} in spec {_show(spec)}: {exc}") from None
+    return loaded
 
 
 def _bind(spec: str) -> tuple[str, Factory, dict[str, Any]]:
@@ -181,6 +233,35 @@ def agent_parameters(name: str) -> list[str]:
     return list(declared(_resolve(name, name)))
 
 
+#: Parameters that change how an agent runs, not what it plays (left out of
+#: :func:`canonical_spec`): ``mcts`` on one thread or two is the same player.
+RUNTIME_PARAMS = frozenset({"device", "threads", "backend"})
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def canonical_spec(spec: str) -> str:
+    """``spec`` with every parameter written out (defaults too) in the factory's order.
+
+    Two specs naming the same player have the same canonical form:
+    ``alphabeta`` and ``alphabeta:depth=2`` both give
+    ``alphabeta:depth=2,place_depth=1,time=0.0,tt_size=500000``.  Parameters
+    in :data:`RUNTIME_PARAMS` are left out.  Raises :class:`AgentSpecError`
+    like :func:`check_spec`; builds nothing.
+    """
+    name, factory, kwargs = _bind(spec)
+    items = [
+        f"{key}={_format_value(kwargs.get(key, param.default))}"
+        for key, param in declared(factory).items()
+        if key not in RUNTIME_PARAMS
+    ]
+    return f"{name}:{','.join(items)}" if items else name
+
+
 def spec_params(spec: str) -> tuple[str, dict[str, Any]]:
     """The agent name and the checked, converted parameters of ``spec``; builds nothing.
 
@@ -201,11 +282,17 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names, e.g. ``make_agent("mcts:sims=200", seed=1)``."""
     if isinstance(spec, Agent):
         return spec
-    _, factory, kwargs = _bind(spec)
+    name, factory, kwargs = _bind(spec)
     try:
-        agent = factory(seed=seed, **kwargs)
-    except (TypeError, ValueError) as exc:
-        reason = clip(" ".join(str(exc).split()), 400)
+        agent = as_agent(call_factory(factory, seed, kwargs))
+    except Exception as exc:
+        if isinstance(exc, (TypeError, ValueError)):
+            reason = str(exc)
+        elif name in _BUILT_IN:
+            raise
+        else:  # your own agent's code failed: say how, and that it is the spec's
+            reason = f"{type(exc).__name__}: {exc}"
+        reason = clip(" ".join(reason.split()), 400)
         raise AgentSpecError(f"agent spec {_show(spec)}: {reason}") from exc
     agent.spec = spec.strip()
     return agent

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from agents import AgentSpecError, MCTSAgent, make_agent, register_agent
-from agents.eval_cli import main as eval_main
+from agents.evaluation.eval_cli import main as eval_main
 from agents.params import MAX_SIMS, ParamError, check, checked, declared
 from agents.spec import _resolve, check_spec, registered_agents, spec_params, unregister_agent
 

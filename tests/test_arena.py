@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agents import AgentSpecError, register_agent
-from agents.arena import (
+from agents.base import Agent, AgentFailure
+from agents.evaluation.arena import (
     GameResult,
     GameTask,
     make_openings,
@@ -17,8 +18,7 @@ from agents.arena import (
     run_arena,
     summarise,
 )
-from agents.base import Agent, AgentFailure
-from agents.eval_cli import main as eval_main
+from agents.evaluation.eval_cli import main as eval_main
 from yinsh_env import PASS_ACTION, State
 from yinsh_env.records import load_record
 

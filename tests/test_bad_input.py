@@ -18,7 +18,7 @@ import torch
 
 from agents import make_agent
 from agents.engine_cli import main as engine_main
-from agents.eval_cli import main as eval_main
+from agents.evaluation.eval_cli import main as eval_main
 from agents.protocol import EngineSession
 from train.checkpoint import save_checkpoint
 from train.config import config_from_dict
@@ -203,7 +203,7 @@ def test_eval_rejects_a_bad_move_time_limit_at_the_command_line(
 
 
 def test_arena_rejects_a_nan_move_time_limit_before_any_game() -> None:
-    from agents.arena import run_arena
+    from agents.evaluation.arena import run_arena
 
     for value in (math.nan, math.inf, -1.0):
         with pytest.raises(ValueError, match="move_time_limit"):

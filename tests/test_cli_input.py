@@ -33,7 +33,7 @@ from agents.cli_args import (
     output_dir,
     output_file,
 )
-from agents.eval_cli import main as eval_main
+from agents.evaluation.eval_cli import main as eval_main
 from agents.play import main as play_main
 from train.checkpoint import CheckpointError, read_file
 from train.cli import main as train_main
@@ -81,7 +81,7 @@ def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("games were started")
 
-    monkeypatch.setattr("agents.eval_cli.run_arena", refuse)
+    monkeypatch.setattr("agents.evaluation.eval_cli.run_arena", refuse)
 
 
 EVAL_CASES = [

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.elo import (
+from agents.evaluation.elo import (
     ELO_PER_NATURAL_UNIT,
     PairResult,
     elo_ratings,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents import Agent, AgentFailure, AgentSpecError, make_agent
-from agents.arena import run_arena
+from agents.evaluation.arena import run_arena
 from agents.external import ExternalAgent
 from yinsh_env import MOVE, State, action_to_str
 from yinsh_env.records import load_record

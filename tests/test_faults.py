@@ -85,7 +85,8 @@ def kill_and_count(process: subprocess.Popen[bytes], sig: signal.Signals, worker
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=[s.name for s in SIGNALS])
 def test_killed_eval_leaves_no_worker_processes(sig: signal.Signals, tmp_path: Path) -> None:
-    command = ["-m", "agents.eval_cli", "greedy", "random", "--games", "400", "--workers", "2"]
+    eval_cli = ["-m", "agents.evaluation.eval_cli"]
+    command = [*eval_cli, "greedy", "random", "--games", "400", "--workers", "2"]
     process = start([*command, "--no-progress"], tmp_path)
     try:
         kill_and_count(process, sig, workers=2)

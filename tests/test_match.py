@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from agents import make_agent, register_agent
-from agents.arena import GameTask, make_openings, play_game, run_arena
 from agents.base import Agent, RandomAgent
-from agents.match import VariantMismatchError, check_variant, play_match
+from agents.evaluation.arena import GameTask, make_openings, play_game, run_arena
+from agents.evaluation.match import VariantMismatchError, check_variant, play_match
 from agents.play import main as play_main
 from agents.spec import unregister_agent
 from yinsh_env import Result, State, Termination, env

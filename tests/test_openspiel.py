@@ -20,7 +20,7 @@ from open_spiel.python.algorithms import mcts  # noqa: E402
 
 import yinsh_env.openspiel as yinsh_spiel  # noqa: E402
 from agents import make_agent  # noqa: E402
-from agents.arena import run_arena  # noqa: E402
+from agents.evaluation.arena import run_arena  # noqa: E402
 from yinsh_env import ACTION_NAMES, N_ACTIONS, IllegalActionError, State  # noqa: E402
 from yinsh_env.observation import encode  # noqa: E402
 

@@ -10,9 +10,9 @@ import torch
 from helpers import tiny_training_run
 
 from agents import make_agent
-from agents.arena import run_arena
+from agents.evaluation.arena import run_arena
 from train import pretrained
-from train.checkpoint import CheckpointError, checkpoint_path, read_file
+from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
 from train.curve import format_curve, load_curve, strength_curve, train_hours
 from train.curve import main as curve_main
 
@@ -81,6 +81,26 @@ def test_strength_curve_rates_every_evaluation_on_one_scale(run_dir: Path) -> No
         assert p.ci95[0] <= p.elo <= p.ci95[1]
     text = format_curve(curve)
     assert "anchor random: Elo 0" in text and text.count("\n| ") == 3  # one row per evaluation
+    assert curve.scale == "yinsh-v1" and "Elo (yinsh-v1 scale, random = 0)" in text
+
+
+def test_the_in_run_elo_is_on_the_fixed_scale(run_dir: Path) -> None:
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    last = records[-1]
+    assert last["eval/elo_ci95_low"] <= last["eval/elo"] <= last["eval/elo_ci95_high"]
+    history = read_file(latest_checkpoint(run_dir))["history"]
+    assert history["scale"] == "yinsh-v1"
+
+
+def test_several_runs_share_one_axis(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    out, data = tmp_path / "curves.png", tmp_path / "curve.json"
+    assert curve_main([str(run_dir), str(run_dir), "--out", str(out), "--json", str(data)]) == 0
+    assert json.loads(data.read_text())["scale"] == "yinsh-v1"
+    assert capsys.readouterr().out.count("Elo (yinsh-v1 scale, random = 0)") == 2
+    assert out.stat().st_size > 0
 
 
 def test_train_hours_sums_selfplay_and_learning_and_survives_a_cut_line(tmp_path: Path) -> None:

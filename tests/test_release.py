@@ -101,6 +101,8 @@ def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
     }
     assert not sources - names, f"modules missing from the wheel: {sorted(sources - names)}"
     assert "train/weights/pretrained.pt" in names
+    # The fixed rating scale: its frozen ratings and its frozen anchor network.
+    assert {"agents/evaluation/yinsh-v1.json", "train/weights/anchor-v1.pt"} <= names
 
 
 @pytest.mark.slow
@@ -125,7 +127,7 @@ def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_p
     script = (
         "import agents, train, yinsh_env\n"
         "from agents import make_agent\n"
-        "from agents.match import play_match\n"
+        "from agents.evaluation.match import play_match\n"
         "for module in (agents, train, yinsh_env):\n"
         f"    assert module.__file__.startswith({str(venv)!r}), module.__file__\n"
         "agents_ = [make_agent('pretrained:sims=2', seed=1), make_agent('random', seed=2)]\n"

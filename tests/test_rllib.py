@@ -19,8 +19,8 @@ pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib
 from ray.rllib.core.columns import Columns
 
 from agents import AgentSpecError, make_agent
-from agents.arena import run_arena
-from agents.match import VariantMismatchError
+from agents.evaluation.arena import run_arena
+from agents.evaluation.match import VariantMismatchError
 from train import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
@@ -125,8 +125,9 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     # Normal output: the example's own lines only, no Ray/RLlib notices or deprecations.
     assert all(line.startswith(("iteration ", "vs ", "saved ")) for line in out.splitlines()), out
     assert evaluation.games == 2 and evaluation.moves > 0
-    with pytest.raises(AgentSpecError):
+    with pytest.raises(SystemExit) as refused:  # by argparse, before Ray starts anything
         example.main(["--opponent", "no-such-agent", *TINY])
+    assert refused.value.code == 2 and "unknown agent 'no-such-agent'" in capsys.readouterr().err
 
     # The saved module plays through its spec, greedy and sampling, in the arena.
     trained = example.MaskedPolicyModule  # the class the checkpoint must hold

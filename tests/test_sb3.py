@@ -61,8 +61,8 @@ def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFix
 
     # The zip says which variant it was trained for; the arena refuses another.
     from agents import make_agent
-    from agents.arena import run_arena
-    from agents.match import VariantMismatchError
+    from agents.evaluation.arena import run_arena
+    from agents.evaluation.match import VariantMismatchError
 
     assert make_agent(f"sb3:path={path}").rings_to_win == 1
     with pytest.raises(VariantMismatchError):
@@ -119,7 +119,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sb3_spec_plays_legal_games_through_the_arena(tiny_model: Path, tmp_path: Path) -> None:
-    from agents.arena import run_arena
+    from agents.evaluation.arena import run_arena
     from yinsh_env import load_record
 
     specs = [f"sb3:path={tiny_model}", f"sb3:path={tiny_model},greedy=false", "random"]

@@ -109,3 +109,12 @@ def test_the_engine_imports_neither_agents_nor_train() -> None:
         if t.startswith(("agents", "train"))
     }
     assert not upward
+
+
+def test_agents_keeps_its_rooms() -> None:
+    """STYLE: a folder past about twenty modules groups them by job into sub-packages."""
+    top = sorted(p.stem for p in (PROJECT_ROOT / "agents").glob("*.py"))
+    assert len(top) <= 20, top
+    evaluation = {p.stem for p in (PROJECT_ROOT / "agents" / "evaluation").glob("*.py")}
+    assert {"arena", "elo", "match", "eval_cli", "sprt", "scale", "results_db"} <= evaluation
+    assert not {"arena", "elo", "match", "eval_cli"} & set(top)

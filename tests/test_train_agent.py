@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from agents import AgentSpecError, make_agent
-from agents.arena import run_arena
-from agents.match import VariantMismatchError
+from agents.evaluation.arena import run_arena
+from agents.evaluation.match import VariantMismatchError
 from train.checkpoint import checkpoint_path
 from yinsh_env import State
 

@@ -130,6 +130,7 @@ def test_configs_saved_before_the_schema_still_load() -> None:
         "network": {**data["network"], "opponent_policy": False},
         "search": {**data["search"], "forced_playouts": 0.0},
         "optim": {**data["optim"], "search_value_weight": 0.0, "opponent_policy_weight": 0.0},
+        "eval": {**data["eval"], "db": None},
     }
     assert config.to_dict() == {**data, **added}
     assert config.network.blocks == 3 and config.iterations == 250  # the first long run's

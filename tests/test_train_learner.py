@@ -146,3 +146,23 @@ def test_the_opponent_policy_head_learns_the_opponents_next_action() -> None:
     ).train_step(batch)
     with pytest.raises(ValueError, match=r"network\.opponent_policy"):
         Config(optim=OptimConfig(opponent_policy_weight=0.5))
+
+
+def test_the_ladder_holds_the_baselines_that_are_anchors_at_their_frozen_ratings() -> None:
+    from agents.evaluation.scale import default_scale
+    from train.evaluate import ladder, ladder_scale, new_history
+
+    scale = default_scale()
+    frozen = {a.spec: a.elo for a in scale.anchors}
+    history = new_history()
+    history["evaluated"] = [0]
+    history["pairings"] = [
+        {"a": "iter_000000", "b": "random", "points": 15.0, "games": 20},
+        {"a": "iter_000000", "b": "greedy", "points": 5.0, "games": 20},
+    ]
+    elo = ladder(history, ["random", "greedy"], scale)
+    assert elo["random"] == 0.0 and elo["greedy"] == frozen["greedy"]
+    assert 0.0 < elo["iter_000000"] < frozen["greedy"]
+    assert ladder_scale(["random", "greedy"], scale) == "yinsh-v1"
+    # No anchor among the baselines: the first one at 0, and no scale named.
+    assert ladder_scale(["greedy:noise=5"], scale) is None

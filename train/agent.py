@@ -20,6 +20,7 @@ threads, and idle threads spinning on a busy machine slow it down many times.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter
@@ -80,10 +81,13 @@ class NetAgent(Agent):
         self.evaluator = make_evaluator(
             model, resolve_device(device), backend, threads=threads, precision=precision
         )
+        #: The precision the network runs in (``auto`` resolved: int8 in ONNX Runtime).
+        self.precision: str = getattr(self.evaluator, "precision", "fp32")
         #: What the search asks: the network, each position once while remembered
         #: (a position the previous decision's search reached is not evaluated again).
         self.cache = EvaluationCache(self.evaluator)
         self.np_rng = np.random.default_rng(seed)
+        self._identity: str | None = None
 
     @property
     def iteration(self) -> int | None:
@@ -97,6 +101,24 @@ class NetAgent(Agent):
         super().reset(seed)
         if seed is not None:
             self.np_rng = np.random.default_rng(seed)
+
+    def files(self) -> list[str]:
+        return [str(self.checkpoint)]
+
+    def identity(self) -> str:
+        """``net:sha256=<first 16 hex of the weights file>,sims=N``: any path, one player.
+
+        A time budget or a lower precision (when set) is part of it: they change the moves.
+        """
+        if self._identity is None:
+            digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
+            parts = [f"net:sha256={digest[:16]}", f"sims={self.sims}"]
+            if self.time_budget:
+                parts.append(f"time={self.time_budget:g}")
+            if self.precision != "fp32":
+                parts.append(f"precision={self.precision}")
+            self._identity = ",".join(parts)
+        return self._identity
 
     def act(self, state: State) -> int:
         return self._choose(state, self.sims, self.time_budget)

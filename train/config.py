@@ -255,6 +255,9 @@ class EvalConfig:
     #: Earlier evaluated checkpoints joining the Elo round robin.
     elo_checkpoints: NonNegativeInt = 2
     workers: PositiveInt = 1
+    #: Append every evaluation game to this SQLite results database
+    #: (:mod:`agents.evaluation.results_db`; ``yinsh-ratings FILE`` rates them); null: none.
+    db: str | None = None
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)

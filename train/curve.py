@@ -1,11 +1,15 @@
-"""Strength against training time: one Elo fit over a whole run, against fixed anchors.
+"""Strength against training time: one Elo fit over a whole run, on the fixed scale.
 
 The in-run ``eval/elo`` of an iteration comes from the fit made at that
 iteration, so early values shift as later games arrive.  This module refits
 every pairing the run ever played (kept in the newest checkpoint's history)
-once, so every evaluated checkpoint and every baseline anchor (``random`` at
-0, ``greedy``, ``alphabeta``, ...) sits on one scale, and puts each
-checkpoint at the training time it took to reach it: the CPU seconds of
+once, with the baselines that are anchors of the fixed rating scale
+(:mod:`agents.evaluation.scale`: ``random`` at 0, ``greedy``,
+``alphabeta``, ...) held at their frozen ratings, so every evaluated
+checkpoint of every run sits on one axis (runs older than the scale too:
+their histories hold every pairing; a run whose baselines hold no anchor is
+rated with its first baseline at 0, and says so), and puts each checkpoint
+at the training time it took to reach it: the CPU seconds of
 self-play and learning that the trainer records (``time/cpu_s`` in
 ``metrics.jsonl``; all processes: trainer, self-play workers or Ray actors),
 or for runs that predate it the wall-clock seconds of self-play and learning.
@@ -18,6 +22,7 @@ Usage::
     python -m train.curve runs/long --out curve.png # the plot too (needs matplotlib)
     python -m train.curve train/run_archives/long/curve.json train/run_archives/long2 --out all.png
                                                     # a training in stretches, one after another
+    python -m train.curve runs/a runs/b --out both.png  # two runs on one axis
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli_args import any_path, image_file, input_dir, input_file, output_file
+from agents.evaluation.scale import Scale, default_scale
 
 from .checkpoint import CheckpointError, latest_checkpoint, read_file
-from .evaluate import checkpoint_name, ladder_ratings
+from .evaluate import checkpoint_name, ladder_ratings, ladder_scale
 from .trainer import METRICS_NAME
 
 
@@ -52,6 +58,15 @@ class StrengthCurve:
     anchors: dict[str, float]  # baseline name -> Elo on the same scale
     #: "cpu" (CPU hours recorded by the trainer) or "wall" (older runs).
     clock: str = "cpu"
+    #: The fixed scale the ratings are on, or None: relative to the first baseline.
+    scale: str | None = None
+
+    def scale_label(self) -> str:
+        """``Elo (yinsh-v1 scale, random = 0)`` or ``Elo (this run's own fit: FIRST = 0)``."""
+        if self.scale is not None:
+            return f"Elo ({self.scale} scale, random = 0)"
+        first = next(iter(self.anchors), "its first baseline")
+        return f"Elo (this run's own fit: {first} = 0)"
 
     def crossing(self, anchor: str) -> CurvePoint | None:
         """The first checkpoint rated above ``anchor``, or None."""
@@ -63,6 +78,7 @@ class StrengthCurve:
             "points": [asdict(p) for p in self.points],
             "anchors": self.anchors,
             "clock": self.clock,
+            "scale": self.scale,
         }
 
     @classmethod
@@ -79,7 +95,13 @@ class StrengthCurve:
                 for p in data["points"]
             ]
             anchors = {str(k): float(v) for k, v in data["anchors"].items()}
-            return cls(points, anchors, str(data.get("clock", "cpu")))
+            scale = data.get("scale")
+            return cls(
+                points,
+                anchors,
+                str(data.get("clock", "cpu")),
+                None if scale is None else str(scale),
+            )
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise ValueError(
                 f"{source} is not a strength curve ({type(exc).__name__}: {exc})"
@@ -132,8 +154,11 @@ def train_hours(run_dir: Path) -> tuple[dict[int, float], str]:
     return (cpu, "cpu") if cpu is not None and len(cpu) > 1 else (wall, "wall")
 
 
-def strength_curve(run_dir: str | Path) -> StrengthCurve:
-    """Refit the run's whole evaluation history; see the module docstring."""
+def strength_curve(run_dir: str | Path, scale: Scale | None = None) -> StrengthCurve:
+    """Refit the run's whole evaluation history; see the module docstring.
+
+    ``scale``: the fixed scale (default: the shipped one, for runs of its variant).
+    """
     run_dir = Path(run_dir)
     newest = latest_checkpoint(run_dir)
     if newest is None:
@@ -141,9 +166,13 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
     data = read_file(newest)
     history = data["history"]
     baselines = list(data["config"]["eval"]["opponents"])
-    ratings = ladder_ratings(history, baselines)
+    scale = scale if scale is not None else default_scale()
+    rings = int(data["config"].get("selfplay", {}).get("rings_to_win", 3))
+    on: Scale | None = scale if scale.rings_to_win == rings else None
+    ratings = ladder_ratings(history, baselines, on)
+    scale_name = ladder_scale(baselines, on)
     if not ratings:
-        return StrengthCurve([], {})
+        return StrengthCurve([], {}, scale=scale_name)
     hours, clock = train_hours(run_dir)
     points = [
         CurvePoint(i, hours.get(i, float("nan")), ratings[name].elo, ratings[name].ci95)
@@ -151,13 +180,13 @@ def strength_curve(run_dir: str | Path) -> StrengthCurve:
         if (name := checkpoint_name(i)) in ratings
     ]
     anchors = {b: ratings[b].elo for b in baselines if b in ratings}
-    return StrengthCurve(points, anchors, clock)
+    return StrengthCurve(points, anchors, clock, scale_name)
 
 
 def format_curve(curve: StrengthCurve) -> str:
     """A Markdown table of the curve and a line per anchor crossing."""
     unit = "CPU hours" if curve.clock == "cpu" else "training hours (wall)"
-    lines = [f"| iteration | {unit} | Elo | 95% CI |", "|---|---|---|---|"]
+    lines = [f"| iteration | {unit} | {curve.scale_label()} | 95% CI |", "|---|---|---|---|"]
     for p in curve.points:
         lines.append(
             f"| {p.iteration} | {p.train_hours:.2f} | {p.elo:.0f} | "
@@ -181,10 +210,11 @@ def plot_curve(
     title: str = "",
     xlabel: str = "",
 ) -> None:
-    """Elo against training hours, with the (last) curve's anchors as horizontal lines.
+    """Elo against training hours, with the curves' anchors as horizontal lines.
 
-    Several ``(label, curve)`` stretches of one training (a run and the runs that
-    continued it) draw one after another; each is its own fit.
+    Several ``(label, curve)``: the stretches of one training (a run and the
+    runs that continued it), or runs to compare; each is its own fit, on one
+    axis where they are on the fixed scale (a curve that is not says so).
     """
     stretches = curve if isinstance(curve, list) else [("raw policy", curve)]
     last = stretches[-1][1]
@@ -199,15 +229,23 @@ def plot_curve(
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("plotting needs matplotlib: pip install 'yinsh[plot]'") from None
     fig, ax = plt.subplots(figsize=(7, 4))
+    mixed = len({c.scale for _, c in stretches}) > 1
     for k, (label, stretch) in enumerate(stretches):
+        if mixed and stretch.scale is None:
+            label += " (own fit, not the fixed scale)"
         x = [p.train_hours for p in stretch.points]
         color = f"C{k}"
         ax.plot(x, [p.elo for p in stretch.points], "o-", ms=3, color=color, label=label)
         low = [p.ci95[0] for p in stretch.points]
         ax.fill_between(x, low, [p.ci95[1] for p in stretch.points], color=color, alpha=0.15)
-    for k, (name, level) in enumerate(last.anchors.items(), start=len(stretches)):
+    anchors: dict[str, float] = {}
+    for _, stretch in stretches:
+        if stretch.scale == last.scale:
+            for name, level in stretch.anchors.items():
+                anchors.setdefault(name, level)
+    for k, (name, level) in enumerate(anchors.items(), start=len(stretches)):
         ax.axhline(level, ls="--", lw=1, color=f"C{k}", label=f"{name} ({level:.0f})")
-    ax.set(xlabel=xlabel, ylabel="Elo (random = 0)")
+    ax.set(xlabel=xlabel, ylabel=last.scale_label())
     ax.set_title(title or "strength against training time")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -228,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         metavar="run_dir",
         help="a run directory, a run archive or a curve JSON file; several: the stretches "
-        "of one training in order (each drawn as its own fit)",
+        "of one training in order, or runs to compare (each its own fit, on the fixed scale)",
     )
     parser.add_argument("--out", type=image_file, help="also draw the curve to this image file")
     parser.add_argument("--json", type=output_file(), help="also write the (last) curve as JSON")
@@ -246,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         if len(curves) > 1:
             print(f"\n{label}:\n")
         print(format_curve(curve))
+    own = [label for label, curve in curves if curve.scale is None]
+    if len(curves) > 1 and own:
+        print(f"\nnot on the fixed scale (no anchor among their baselines): {', '.join(own)}")
     if args.json is not None:
         try:
             args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))

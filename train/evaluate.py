@@ -1,7 +1,7 @@
 """In-run evaluation through the arena: scores against baselines, Elo across checkpoints.
 
 At each evaluation the current checkpoint plays, through
-:func:`agents.arena.run_arena` with the ``net`` agent spec:
+:func:`agents.evaluation.arena.run_arena` with the ``net`` agent spec:
 
 * its raw policy (``sims=0``) and its search (``sims=eval.simulations``)
   against each baseline of ``eval.opponents``;
@@ -9,9 +9,15 @@ At each evaluation the current checkpoint plays, through
   evaluated checkpoints.
 
 Every pairing ever played in the run is kept in the run history, and one
-Bradley-Terry fit over all of them (:func:`agents.elo.elo_ratings`, the first
-baseline anchored at 0) rates every evaluated checkpoint on one scale.  The
-checkpoint with the best rating is copied to ``best.pt``.
+Bradley-Terry fit over all of them (:func:`agents.evaluation.elo.elo_ratings`) rates
+every evaluated checkpoint.  The baselines that are anchors of the fixed
+rating scale (:mod:`agents.evaluation.scale`: ``random``, ``greedy``,
+``alphabeta``, ...) keep their frozen ratings in that fit, so ``eval/elo`` is
+on the scale every run shares, and curves of different runs and configs
+compare (``python -m train.curve RUN...``).  A run whose baselines hold no
+anchor (or of a variant the scale was not calibrated for) is rated with its
+first baseline at 0, and its history says so (``history["scale"]`` is None).
+The checkpoint with the best rating is copied to ``best.pt``.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from typing import Any
 
 import torch
 
-from agents.arena import run_arena
-from agents.elo import PairResult, Rating, elo_ratings
+from agents.evaluation.arena import run_arena
+from agents.evaluation.elo import PairResult, Rating, elo_ratings
+from agents.evaluation.scale import Scale, default_scale, identity_of_spec
 
 from .checkpoint import BEST_NAME, atomic_copy, checkpoint_path
 from .config import Config
@@ -58,7 +65,14 @@ def evaluate(
         threads = torch.get_num_threads()
         try:
             result = run_arena(
-                [a, b], games, workers=ev.workers, seed=seed, progress=False, rings_to_win=rings
+                [a, b],
+                games,
+                workers=ev.workers,
+                seed=seed,
+                progress=False,
+                rings_to_win=rings,
+                db=ev.db,
+                db_event=f"yinsh-train eval {run_dir}",
             )
         finally:
             torch.set_num_threads(threads)  # the net agent sets its own
@@ -86,10 +100,14 @@ def evaluate(
         match(raw, other, ev.games, None, checkpoint_name(previous))
     history["evaluated"].append(iteration)
 
-    ratings = ladder(history, ev.opponents)
+    scale = run_scale(config)
+    full = ladder_ratings(history, ev.opponents, scale)
+    history["scale"] = ladder_scale(ev.opponents, scale)
+    ratings = {name: r.elo for name, r in full.items()}
     if ratings:
         mine = ratings[me]
         metrics["eval/elo"] = mine
+        metrics["eval/elo_ci95_low"], metrics["eval/elo_ci95_high"] = full[me].ci95
         best = history["best"]
         if best is None or mine >= ratings.get(checkpoint_name(best), float("-inf")):
             history["best"] = iteration
@@ -98,8 +116,32 @@ def evaluate(
     return metrics
 
 
-def ladder_ratings(history: dict[str, Any], baselines: list[str]) -> dict[str, Rating]:
-    """One Bradley-Terry fit of every pairing in the run's history, the first baseline at 0."""
+def run_scale(config: Config) -> Scale | None:
+    """The fixed scale, if the run's variant is the one its anchors were calibrated in."""
+    scale = default_scale()
+    return scale if scale.rings_to_win == config.selfplay.rings_to_win else None
+
+
+def _anchors(baselines: list[str], scale: Scale | None) -> dict[int, float]:
+    """Baseline index -> frozen Elo, for the baselines that are anchors of ``scale``."""
+    if scale is None:
+        return {}
+    return scale.fixed([identity_of_spec(b) for b in baselines])
+
+
+def ladder_scale(baselines: list[str], scale: Scale | None) -> str | None:
+    """The name of the scale a run's ladder is on, or None (first baseline at 0)."""
+    return scale.name if scale is not None and _anchors(baselines, scale) else None
+
+
+def ladder_ratings(
+    history: dict[str, Any], baselines: list[str], scale: Scale | None = None
+) -> dict[str, Rating]:
+    """One Bradley-Terry fit of every pairing in the run's history.
+
+    The baselines that are anchors of ``scale`` keep their frozen ratings; with
+    none (or no scale), the first baseline is at 0.
+    """
     names: list[str] = list(baselines)
     for i in history["evaluated"]:
         names.append(checkpoint_name(i))
@@ -111,9 +153,13 @@ def ladder_ratings(history: dict[str, Any], baselines: list[str]) -> dict[str, R
     ]
     if not results:
         return {}
-    return {r.agent: r for r in elo_ratings(names, results, anchor=0)}
+    played = {k for r in results for k in (r.i, r.j)}
+    fixed = {k: e for k, e in _anchors(list(baselines), scale).items() if k in played}
+    return {r.agent: r for r in elo_ratings(names, results, anchor=0, fixed=fixed or None)}
 
 
-def ladder(history: dict[str, Any], baselines: list[str]) -> dict[str, float]:
-    """Elo of every agent in the run's pairings, the first baseline at 0."""
-    return {name: r.elo for name, r in ladder_ratings(history, baselines).items()}
+def ladder(
+    history: dict[str, Any], baselines: list[str], scale: Scale | None = None
+) -> dict[str, float]:
+    """Elo of every agent in the run's pairings (see :func:`ladder_ratings`)."""
+    return {name: r.elo for name, r in ladder_ratings(history, baselines, scale).items()}

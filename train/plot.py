@@ -72,7 +72,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
         scores.legend(fontsize=8)
     x, y = series(records, "eval/elo")
     elo.plot(x, y, marker="o")
-    elo.set(title="Elo of the raw policy (random = 0)", xlabel="iteration")
+    elo.set(title="Elo of the raw policy (fixed scale, random = 0)", xlabel="iteration")
     fig.suptitle(str(run_dir))
     fig.tight_layout()
     if out is not None:

@@ -3,8 +3,9 @@
 The config schema (:mod:`train.config`) checks a config on its own, so that a
 checkpoint's saved config parses anywhere; this adds what only the machine
 running the run can tell: that the device exists, that the evaluation's
-opponents are agents this installation knows (with known parameters), and
-that the chosen backend's optional packages are installed.  Each problem
+opponents are agents this installation knows (with known parameters), that
+``eval.db`` is a results database (or a new file), and that the chosen
+backend's optional packages are installed.  Each problem
 raises :class:`~train.config.ConfigError` naming the key.
 """
 
@@ -14,6 +15,7 @@ import importlib.util
 
 import torch
 
+from agents.evaluation.results_db import ResultsDBError, check_db
 from agents.spec import AgentSpecError, check_spec
 
 from .config import Config, ConfigError
@@ -57,5 +59,10 @@ def check_runnable(config: Config) -> None:
             "inference_precision: int8 runs in ONNX Runtime: needs inference auto or onnx and "
             'the onnx extra (pip install -e ".[onnx]")'
         )
+    if config.eval.db is not None:
+        try:
+            check_db(config.eval.db)
+        except ResultsDBError as exc:
+            raise ConfigError(f"eval.db: {exc}") from None
     if config.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError('backend: ray needs Ray, an optional extra: pip install -e ".[ray]"')

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
+import re
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import AfterValidator
 
 from agents.cli_args import any_path, input_file, number_in, output_file
+from agents.evaluation.version import machine
 from agents.params import Backend, Device, OptionalSims, Seconds, Threads, checked
 
 from .agent import NetAgent
@@ -48,21 +49,51 @@ from .checkpoint import (
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
 from .onnx_inference import Precision
 
-WEIGHTS = Path(__file__).with_name("weights") / "pretrained.pt"
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
 #: Simulations per decision of ``pretrained``: about as long as alphabeta:depth=3 takes
-#: (ONNX Runtime; ``python -m agents.eval_cli pretrained random`` prints ms/move).
+#: (ONNX Runtime; ``python -m agents.evaluation.eval_cli pretrained random`` prints ms/move).
 DEFAULT_SIMS = 256
+_WEIGHTS_NAME = re.compile(r"[A-Za-z0-9][-_.A-Za-z0-9]{0,63}")
 
 
-def weights_path() -> Path:
-    """The shipped weights; CheckpointError when the package was built without them."""
-    if not WEIGHTS.is_file():
-        raise CheckpointError(f"the package holds no pretrained network (missing {WEIGHTS})")
-    return WEIGHTS
+def _weights_name(text: str) -> str:
+    if not _WEIGHTS_NAME.fullmatch(text):
+        raise ValueError("must name a shipped network: letters, digits, '-', '_', '.'")
+    return text
+
+
+#: The name of a shipped network file (no folder, no suffix): ``pretrained``, ``anchor-v1``.
+WeightsName = Annotated[str, AfterValidator(_weights_name)]
+
+
+def shipped_weights() -> list[str]:
+    """Names of the networks shipped in the package (``pretrained``, ``anchor-v1``, ...)."""
+    return sorted(p.stem for p in WEIGHTS_DIR.glob("*.pt"))
+
+
+def weights_path(name: str = "pretrained") -> Path:
+    """A shipped network's file by name; CheckpointError when the package lacks it.
+
+    ``pretrained`` is the current shipped network (it may be replaced by a
+    better one); ``anchor-v1`` is a frozen copy, the network anchors of the
+    fixed rating scale (:mod:`agents.evaluation.scale`), never retrained.
+    """
+    path = WEIGHTS_DIR / f"{name}.pt"
+    if name not in shipped_weights():
+        known = ", ".join(shipped_weights()) or "none"
+        raise CheckpointError(
+            f"the package holds no network {name!r} (missing {path}; shipped: {known})"
+        )
+    return path
 
 
 class PretrainedAgent(NetAgent):
-    """The shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`."""
+    """A shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`.
+
+    ``weights`` names the file (``pretrained``, or ``anchor-v1``: the frozen
+    network of the rating scale's anchors).
+    """
 
     @checked
     def __init__(
@@ -74,8 +105,9 @@ class PretrainedAgent(NetAgent):
         backend: Backend = "auto",
         precision: Precision = "auto",
         time: Seconds = 0.0,
+        weights: WeightsName = "pretrained",
     ) -> None:
-        path = str(weights_path())
+        path = str(weights_path(weights))
         super().__init__(seed, path, sims, device, threads, backend, precision, time)
 
 
@@ -83,19 +115,6 @@ def metadata(path: str | Path | None = None) -> dict[str, Any]:
     """The ``metadata`` of a slim checkpoint (default: the shipped one)."""
     file = Path(path) if path is not None else weights_path()
     return dict(read_file(file).get("metadata", {}))
-
-
-def machine() -> str:
-    """The CPU model and core count, as recorded in metadata."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores"
 
 
 def export(source: str | Path, out: str | Path, info: dict[str, Any]) -> Path:

@@ -35,7 +35,7 @@ from yinsh_env.aec_env import AGENT_INDEX, env
 from yinsh_env.aec_env import raw_env as RawEnv
 from yinsh_env.state import State
 
-from .base import Agent, AgentFailure
+from ..base import Agent, AgentFailure
 
 
 class VariantMismatchError(ValueError):

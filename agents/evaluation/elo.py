@@ -21,7 +21,7 @@ finite at a negligible cost in bias (1 virtual draw against 100 real games).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,10 +78,11 @@ def _tables(n: int, results: Sequence[PairResult], prior: float) -> tuple[np.nda
     return games, points
 
 
-def _check_connected(games: np.ndarray) -> None:
+def _check_connected(games: np.ndarray, roots: Sequence[int] = (0,)) -> None:
+    """Every agent reaches one of ``roots`` (the fixed agents) through played games."""
     n = len(games)
-    seen = {0}
-    frontier = [0]
+    seen = set(roots)
+    frontier = list(roots)
     while frontier:
         i = frontier.pop()
         for j in np.flatnonzero(games[i]):
@@ -90,9 +91,8 @@ def _check_connected(games: np.ndarray) -> None:
                 frontier.append(int(j))
     if len(seen) != n:
         missing = sorted(set(range(n)) - seen)
-        raise ValueError(
-            f"agents {missing} are not connected by games to agent 0: no common rating scale"
-        )
+        to = f"agent {roots[0]}" if len(roots) == 1 else f"the fixed agents {list(roots)}"
+        raise ValueError(f"agents {missing} are not connected by games to {to}: no common scale")
 
 
 def fit_bradley_terry(
@@ -102,25 +102,38 @@ def fit_bradley_terry(
     anchor_elo: float = 0.0,
     prior: float = 1.0,
     max_iter: int = 100,
+    *,
+    fixed: Mapping[int, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-likelihood Elo ratings and their standard errors.
 
-    Returns ``(elo, stderr)``, arrays of length ``n_agents``; the anchor has
-    rating ``anchor_elo`` and standard error 0.  Raises :class:`ValueError` for
-    results that leave some agent unconnected or (with ``prior=0``) a rating
-    unbounded by a perfect score.
+    Returns ``(elo, stderr)``, arrays of length ``n_agents``.  One agent,
+    ``anchor``, has rating ``anchor_elo``; or, with ``fixed`` (agent index ->
+    Elo), every agent it names keeps that rating (the anchors of a fixed
+    scale, :mod:`agents.evaluation.scale`) and the others are fitted around
+    them.  Fixed agents have standard error 0.  Raises :class:`ValueError`
+    for results that leave some agent unconnected or (with ``prior=0``) a
+    rating unbounded by a perfect score.
     """
-    if n_agents < 1 or not 0 <= anchor < n_agents:
-        raise ValueError(f"need at least one agent and an anchor in 0..{n_agents - 1}")
+    if fixed is None:
+        if n_agents < 1 or not 0 <= anchor < n_agents:
+            raise ValueError(f"need at least one agent and an anchor in 0..{n_agents - 1}")
+        fixed = {anchor: anchor_elo}
+    if not fixed or any(not 0 <= k < n_agents for k in fixed):
+        raise ValueError(f"fixed agents {sorted(fixed)} must be in 0..{n_agents - 1}")
     if prior < 0:
         raise ValueError(f"prior must be >= 0, got {prior}")
     games, points = _tables(n_agents, results, prior)
-    if n_agents == 1:
-        return np.array([anchor_elo]), np.zeros(1)
-    _check_connected(games)
-
-    free = np.array([k for k in range(n_agents) if k != anchor])
-    theta = np.zeros(n_agents)  # natural units: p_ij = sigmoid(theta_i - theta_j)
+    roots = sorted(fixed)
+    free = np.array([k for k in range(n_agents) if k not in fixed], dtype=int)
+    # natural units: p_ij = sigmoid(theta_i - theta_j)
+    theta = np.full(n_agents, np.mean(list(fixed.values())) / ELO_PER_NATURAL_UNIT)
+    for k, value in fixed.items():
+        theta[k] = value / ELO_PER_NATURAL_UNIT
+    if len(free) == 0:
+        return _with_fixed(theta * ELO_PER_NATURAL_UNIT, fixed), np.zeros(n_agents)
+    _check_connected(games, roots)
+    origin = theta.copy()
 
     def loglik(t: np.ndarray) -> float:
         diff = t[:, None] - t[None, :]
@@ -152,7 +165,7 @@ def fit_bradley_terry(
         theta, current = candidate, value
         if np.max(np.abs(scale * step)) < 1e-10:
             break
-    if np.max(np.abs(theta)) > 30:
+    if np.max(np.abs(theta - origin)) > 30:
         raise ValueError(
             "a perfect score makes a rating unbounded; fit with prior > 0 (virtual draws)"
         )
@@ -160,7 +173,14 @@ def fit_bradley_terry(
     covariance = np.linalg.inv(-hess[np.ix_(free, free)])
     stderr = np.zeros(n_agents)
     stderr[free] = np.sqrt(np.maximum(np.diag(covariance), 0.0))
-    return anchor_elo + theta * ELO_PER_NATURAL_UNIT, stderr * ELO_PER_NATURAL_UNIT
+    return _with_fixed(theta * ELO_PER_NATURAL_UNIT, fixed), stderr * ELO_PER_NATURAL_UNIT
+
+
+def _with_fixed(elo: np.ndarray, fixed: Mapping[int, float]) -> np.ndarray:
+    """``elo`` with the fixed ratings exactly as given (no round trip through natural units)."""
+    for k, value in fixed.items():
+        elo[k] = value
+    return elo
 
 
 def elo_ratings(
@@ -169,9 +189,14 @@ def elo_ratings(
     anchor: int = 0,
     anchor_elo: float = 0.0,
     prior: float = 1.0,
+    *,
+    fixed: Mapping[int, float] | None = None,
 ) -> list[Rating]:
-    """Fitted :class:`Rating` per agent (in ``agents`` order), with 95% intervals."""
-    elo, stderr = fit_bradley_terry(len(agents), results, anchor, anchor_elo, prior)
+    """Fitted :class:`Rating` per agent (in ``agents`` order), with 95% intervals.
+
+    ``anchor``/``anchor_elo`` or ``fixed`` as in :func:`fit_bradley_terry`.
+    """
+    elo, stderr = fit_bradley_terry(len(agents), results, anchor, anchor_elo, prior, fixed=fixed)
     games = np.zeros(len(agents))
     for r in results:
         games[r.i] += r.games

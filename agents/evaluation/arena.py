@@ -1,0 +1,546 @@
+"""The arena: matches and round robins between agents named by spec strings.
+
+:func:`run_arena` plays ``games`` games for every pairing of the given specs
+(two specs: one match; more: a round robin).  Games start from a seeded set of
+openings (``opening_plies`` random ring placements, alternating colours), the
+same set for every pairing, and each opening is played twice with the colours
+swapped (a game pair), so colour and opening advantages cancel
+(:mod:`agents.evaluation.games`).  Games run in this process, in worker
+processes or on Ray actors (:mod:`agents.evaluation.runners`), each of which
+builds its own agents from the specs; every agent is first built once in the
+calling process so that a bad spec (unknown agent, missing checkpoint, a
+variant the agent was not made for) fails before any game starts.  Each game
+is one :func:`agents.evaluation.match.play_match`: the PettingZoo ``agent_iter()`` loop
+over :func:`yinsh_env.env` that any env user runs.
+
+An agent that raises :class:`~agents.base.AgentFailure`, returns an illegal
+action, raises any other error, or (with ``move_time_limit``) overruns its
+time, forfeits the game: the opponent is scored the win and the record says
+why (termination ``forfeit`` or ``timeout``, tag ``reason``).  The arena never
+stops for a misbehaving agent.
+
+With ``sprt`` (two agents), the match is a sequential test
+(:mod:`agents.evaluation.sprt`): it stops as soon as the pairs played so far
+decide, ``games`` being the most it plays.  Pairs are counted in the order of
+their openings, whatever order workers finish them in, so the decision (and
+the games it counts) is the same on every runner.
+
+Results: per pairing wins/draws/losses and the score with a 95% Wilson
+interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.evaluation.elo`) on the
+fixed scale (:mod:`agents.evaluation.scale`) when any of its anchors takes
+part (they keep their frozen ratings), otherwise relative to the first agent;
+time per decision per agent; every game as a
+:class:`~yinsh_env.records.GameRecord` saved under ``records_dir`` when given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yinsh_env.records import save_record
+
+from ..base import Agent
+from ..byo import as_agent
+from ..spec import make_agent
+from .elo import PairResult, Rating, elo_ratings, wilson_interval
+from .games import (
+    DEFAULT_OPENING_PLIES,
+    GameResult,
+    GameTask,
+    game_record,
+    make_openings,
+    make_tasks,
+    play_game,
+)
+from .match import check_variant
+from .rate import RatingResult
+from .results_db import check_db, game_writer
+from .runners import check_backend, make_runner
+from .scale import Scale, agent_identity, default_scale
+from .sprt import Sprt, SprtSettings
+from .travel import check_travel
+
+__all__ = [
+    "DEFAULT_OPENING_PLIES",
+    "AgentTime",
+    "ArenaResult",
+    "GameResult",
+    "GameTask",
+    "PairingResult",
+    "game_record",
+    "make_openings",
+    "make_tasks",
+    "play_game",
+    "plot_elo",
+    "run_arena",
+    "save_json",
+    "summarise",
+    "validate_specs",
+]
+
+
+@dataclass
+class PairingResult:
+    """Totals of one pairing from agent ``a``'s side."""
+
+    a: str
+    b: str
+    games: int = 0
+    a_wins: int = 0
+    draws: int = 0
+    b_wins: int = 0
+    a_forfeits: int = 0
+    b_forfeits: int = 0
+
+    @property
+    def a_score(self) -> float:
+        """``a``'s mean score: wins plus half the draws, over games."""
+        return (self.a_wins + 0.5 * self.draws) / self.games if self.games else 0.0
+
+    @property
+    def a_score_ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.a_wins + 0.5 * self.draws, self.games)
+
+    def to_json(self) -> dict[str, Any]:
+        lo, hi = self.a_score_ci95
+        return {
+            "a": self.a,
+            "b": self.b,
+            "games": self.games,
+            "a_wins": self.a_wins,
+            "draws": self.draws,
+            "b_wins": self.b_wins,
+            "a_score": round(self.a_score, 4),
+            "a_score_ci95": [round(lo, 4), round(hi, 4)],
+            "a_forfeits": self.a_forfeits,
+            "b_forfeits": self.b_forfeits,
+        }
+
+
+@dataclass
+class AgentTime:
+    """Thinking time of one agent over all its games."""
+
+    agent: str
+    seconds: float = 0.0
+    decisions: int = 0
+
+    @property
+    def per_move(self) -> float:
+        """Mean seconds per decision (every act() call: moves, removals, placements)."""
+        return self.seconds / self.decisions if self.decisions else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "seconds_per_move": round(self.per_move, 6),
+            "decisions": self.decisions,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class ArenaResult:
+    """Everything an arena run measured; :meth:`to_json` for other tools.
+
+    ``scale`` names the scale the Elo ratings are on (``anchors``: the agents
+    that kept their frozen ratings), or is None when no anchor took part and
+    the ratings are relative to the first agent.  ``sprt`` is the sequential
+    test, when the match was one.
+    """
+
+    agents: list[str]
+    pairings: list[PairingResult]
+    elo: list[Rating]
+    times: list[AgentTime]
+    games: list[GameResult] = field(repr=False)
+    settings: dict[str, Any] = field(default_factory=dict)
+    scale: str | None = None
+    anchors: dict[str, float] = field(default_factory=dict)
+    sprt: Sprt | None = None
+
+    def scale_line(self) -> str:
+        """Which scale the ratings are on, in words."""
+        if self.scale is not None:
+            fixed = ", ".join(f"{a} {e:.0f}" for a, e in self.anchors.items())
+            return f"Elo on the {self.scale} scale (random = 0; anchors fixed: {fixed}); 95% CI"
+        return (
+            f"Elo relative to this pool ({self.agents[0]} = 0), not on the fixed scale: "
+            "no anchor took part (python -m agents.evaluation.scale lists them); 95% CI"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "agents": self.agents,
+            "settings": self.settings,
+            "pairings": [p.to_json() for p in self.pairings],
+            "elo": [r.to_json() for r in self.elo],
+            "elo_scale": {
+                "name": self.scale,
+                "anchors": self.anchors,
+                "relative_to": None if self.scale is not None else self.agents[0],
+            },
+            "time_per_move": [t.to_json() for t in self.times],
+            "forfeits": [
+                {
+                    "game": g.task.index,
+                    "agent": self.agents[g.forfeiter],
+                    "termination": g.termination,
+                    "reason": g.reason,
+                }
+                for g in self.games
+                if g.forfeiter is not None
+            ],
+        }
+        if self.sprt is not None:
+            out["sprt"] = self.sprt.to_json()
+        return out
+
+    def report(self) -> str:
+        """The pairing table, the Elo list and the time per move, as text."""
+        lines = []
+        width = max(len(p.a) + len(p.b) for p in self.pairings) + 4
+        lines.append(f"{'pairing':<{width}} {'games':>5} {'W-D-L':>11} {'score':>6}  95% CI")
+        for p in self.pairings:
+            lo, hi = p.a_score_ci95
+            wdl = f"{p.a_wins}-{p.draws}-{p.b_wins}"
+            name = f"{p.a} vs {p.b}"
+            lines.append(
+                f"{name:<{width}} {p.games:>5} {wdl:>11} {p.a_score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
+            )
+        if self.sprt is not None:
+            lines += ["", self.sprt.status(), f"decision: {_decision_text(self.sprt, self.agents)}"]
+        lines.append("")
+        lines.append(self.scale_line())
+        width = max(len(a) for a in self.agents) + 2
+        per_move = {t.agent: t.per_move for t in self.times}
+        lines.append(f"{'agent':<{width}} {'elo':>7}  {'95% CI':<17} {'ms/move':>9}")
+        for r in sorted(self.elo, key=lambda r: -r.elo):
+            fixed = r.agent in self.anchors or (self.scale is None and r.agent == self.agents[0])
+            ci = "anchor" if fixed else f"[{r.ci95[0]:.0f}, {r.ci95[1]:.0f}]"
+            lines.append(
+                f"{r.agent:<{width}} {r.elo:>7.0f}  {ci:<17} {1000 * per_move[r.agent]:>9.2f}"
+            )
+        forfeits = [g for g in self.games if g.forfeiter is not None]
+        if forfeits:
+            lines.append("")
+            lines.append(f"{len(forfeits)} game(s) forfeited:")
+            for g in forfeits[:10]:
+                who = self.agents[g.forfeiter] if g.forfeiter is not None else "?"
+                lines.append(f"  game {g.task.index}: {who}: {g.reason}")
+        return "\n".join(lines)
+
+
+def _decision_text(sprt: Sprt, agents: Sequence[str]) -> str:
+    s, (a, b) = sprt.settings, agents[:2]
+    if sprt.decision == "H1":
+        return f"H1 accepted: {a} is at least {s.elo1:g} Elo stronger than {b} (elo1)"
+    if sprt.decision == "H0":
+        return f"H0 accepted: {a} is not {s.elo1:g} Elo stronger than {b} (at most {s.elo0:g})"
+    return f"none: the games ran out before the LLR reached a bound ({sprt.pairs} pairs)"
+
+
+class PairMonitor:
+    """Feeds a :class:`Sprt` the game pairs of a two-agent match in opening order.
+
+    Pair ``k`` is games ``2k`` and ``2k + 1`` (one opening, colours swapped);
+    a pair counts once both games are in and every earlier pair has counted,
+    so the test sees the same sequence whatever order the games finish in.
+    """
+
+    def __init__(self, sprt: Sprt) -> None:
+        self.sprt = sprt
+        self.waiting: dict[int, GameResult] = {}
+        #: Games counted by the test so far: indices 0 .. counted - 1.
+        self.counted = 0
+
+    def add(self, result: GameResult) -> bool:
+        """Take a finished game; True once the test has decided."""
+        self.waiting[result.task.index] = result
+        while self.sprt.decision == "none":
+            first, second = self.counted, self.counted + 1
+            if first not in self.waiting or second not in self.waiting:
+                break
+            points = self.waiting[first].score_of(0) + self.waiting[second].score_of(0)
+            self.sprt.add_pair(points)
+            self.counted += 2
+        return self.sprt.decision != "none"
+
+
+# --- the arena ----------------------------------------------------------------------
+
+
+def validate_specs(specs: Sequence[Any], rings_to_win: int | None = None) -> list[Agent]:
+    """Build every agent once (raising :class:`AgentSpecError` for a bad spec).
+
+    An entry that is not a spec string is an agent of your own
+    (:func:`agents.byo.as_agent`: an Agent, an object with ``act``, an
+    observation callable).
+
+    With ``rings_to_win``, an agent made for another variant raises
+    :class:`~agents.evaluation.match.VariantMismatchError` (a ``ValueError``).  On an
+    error the agents already built are closed.
+    """
+    built: list[Agent] = []
+    try:
+        for i, spec in enumerate(specs):
+            built.append(make_agent(spec, seed=i) if isinstance(spec, str) else as_agent(spec))
+        if rings_to_win is not None:
+            for agent in built:
+                check_variant(agent, rings_to_win)
+    except BaseException:
+        for agent in built:
+            agent.close()
+        raise
+    return built
+
+
+def run_arena(
+    specs: Sequence[Any],
+    games: int,
+    workers: int = 1,
+    seed: int = 0,
+    records_dir: str | Path | None = None,
+    progress: bool = True,
+    *,
+    opening_plies: int = DEFAULT_OPENING_PLIES,
+    rings_to_win: int = 3,
+    move_time_limit: float | None = None,
+    on_game: Callable[[GameResult], None] | None = None,
+    sprt: SprtSettings | None = None,
+    on_pair: Callable[[Sprt], None] | None = None,
+    scale: Scale | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    db: str | Path | None = None,
+    db_event: str = "yinsh-eval",
+) -> ArenaResult:
+    """Play ``games`` games per pairing of ``specs`` and rate the agents.
+
+    Two specs play a match, more a round robin.  ``workers`` > 1 plays games
+    in that many processes (``backend="ray"``: on that many Ray actors, 0 for
+    one per CPU of the cluster at ``address``).  ``records_dir`` receives one
+    ``.yinsh`` record per game.
+    ``opening_plies`` random ring placements start every game (each opening
+    is played with both colour assignments); ``move_time_limit`` forfeits an
+    agent that thinks longer than that many seconds on one decision.
+    ``on_game(result)`` is called for every finished game.  With ``sprt``
+    (two specs only) the match stops when the test decides (``games`` is its
+    most), calling ``on_pair(test)`` after every pair.  Ratings are on
+    ``scale`` (default: the shipped one) when its anchors take part.  ``db``
+    appends every finished game to a results database
+    (:mod:`agents.evaluation.results_db`), tagged ``db_event``.
+
+    Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
+    spec, :class:`~agents.evaluation.match.VariantMismatchError` for an agent made for
+    another variant, and ``ValueError`` for bad settings, before any game.
+    """
+    specs = [s.strip() if isinstance(s, str) else s for s in specs]
+    if len(specs) < 2:
+        raise ValueError(f"the arena needs at least two agent specs, got {specs}")
+    if games < 1 or workers < 0 or (workers == 0 and backend != "ray"):
+        raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
+    check_backend(backend)
+    if move_time_limit is not None and not 0 < move_time_limit < math.inf:
+        raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
+    if sprt is not None and len(specs) != 2:
+        raise ValueError(f"an SPRT compares two agents, got {len(specs)} specs")
+    if sprt is not None and games < 2:
+        raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
+    scale = scale if scale is not None else default_scale()
+    if scale.rings_to_win != rings_to_win:
+        scale = None  # the anchors' ratings hold for their own variant only
+    if db is not None:
+        check_db(db)
+    settings: dict[str, Any] = {
+        "games_per_pairing": games,
+        "workers": workers,
+        "seed": seed,
+        "opening_plies": opening_plies,
+        "rings_to_win": rings_to_win,
+        "move_time_limit": move_time_limit,
+        "backend": backend,
+    }
+    if sprt is not None:
+        settings["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
+    built = validate_specs(specs, rings_to_win)
+    names = _unique_names([agent.name for agent in built])
+    identities = [agent_identity(agent) for agent in built]
+    try:
+        if backend == "ray" or min(workers, games * len(specs)) > 1:
+            check_travel(specs, names, backend)
+        writer = (
+            None
+            if db is None
+            else game_writer(db, db_event, names, dict(enumerate(built)), rings_to_win, settings)
+        )
+    except BaseException:
+        for agent in built:
+            agent.close()
+        raise
+    openings = make_openings(math.ceil(games / 2), opening_plies, seed, rings_to_win)
+    tasks = make_tasks(len(specs), games, openings, seed)
+    records_path = Path(records_dir) if records_dir is not None else None
+    if records_path is not None:
+        records_path.mkdir(parents=True, exist_ok=True)
+    try:
+        runner = make_runner(
+            specs,
+            dict(enumerate(built)),
+            min(workers, len(tasks)),
+            rings_to_win,
+            move_time_limit,
+            backend,
+            address,
+        )
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
+    test = Sprt(sprt) if sprt is not None else None
+    monitor = PairMonitor(test) if test is not None else None
+    results: list[GameResult] = []
+    bar = _progress_bar(len(tasks), progress)
+    results_iter: Iterator[GameResult] = runner.play(tasks)
+    try:
+        for result in results_iter:
+            results.append(result)
+            if writer is not None:
+                writer.add(result)  # on disk before anything else hears of the game
+            if records_path is not None:
+                record = game_record(result, names, rings_to_win)
+                save_record(record, records_path / f"game-{result.task.index:05d}.yinsh")
+            if on_game is not None:
+                on_game(result)
+            if bar is not None:
+                bar.update(1)
+            if monitor is not None and test is not None:
+                pairs = test.pairs
+                decided = monitor.add(result)
+                if test.pairs != pairs and on_pair is not None:
+                    on_pair(test)
+                if decided:
+                    break
+    finally:
+        close = getattr(results_iter, "close", None)
+        if close is not None:
+            close()  # a stopped loop abandons the games still running, at once
+        runner.close()
+        if writer is not None:
+            writer.close()
+        if bar is not None:
+            bar.close()
+    if monitor is not None and test is not None and test.decision != "none":
+        results = [r for r in results if r.task.index < monitor.counted]
+    results.sort(key=lambda r: r.task.index)
+    return summarise(names, results, settings, scale=scale, identities=identities, sprt=test)
+
+
+def summarise(
+    names: Sequence[str],
+    results: Sequence[GameResult],
+    settings: dict[str, Any] | None = None,
+    *,
+    scale: Scale | None = None,
+    identities: Sequence[str] | None = None,
+    sprt: Sprt | None = None,
+) -> ArenaResult:
+    """Tables, Elo and times from a list of game results.
+
+    With ``scale`` and the agents' ``identities``, the anchors among them keep
+    their frozen ratings and the others are rated around them.
+    """
+    n = len(names)
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    pairings = [PairingResult(names[a], names[b]) for a, b in pairs]
+    times = [AgentTime(name) for name in names]
+    for r in results:
+        a, b = pairs[r.task.pairing]
+        p = pairings[r.task.pairing]
+        p.games += 1
+        score = r.score_of(a)
+        if score == 1.0:
+            p.a_wins += 1
+        elif score == 0.0:
+            p.b_wins += 1
+        else:
+            p.draws += 1
+        if r.forfeiter == a:
+            p.a_forfeits += 1
+        elif r.forfeiter == b:
+            p.b_forfeits += 1
+        for side, agent in ((0, r.task.white), (1, r.task.black)):
+            times[agent].seconds += r.think[side][0]
+            times[agent].decisions += r.think[side][1]
+    pair_results = [
+        PairResult(a, b, p.a_wins + 0.5 * p.draws, p.games)
+        for (a, b), p in zip(pairs, pairings)
+        if p.games
+    ]
+    fixed = scale.fixed(identities) if scale is not None and identities is not None else {}
+    played = {k for r in pair_results for k in (r.i, r.j)}
+    fixed = {k: e for k, e in fixed.items() if k in played}
+    elo = elo_ratings(list(names), pair_results, fixed=fixed or None)
+    return ArenaResult(
+        list(names),
+        pairings,
+        elo,
+        times,
+        list(results),
+        settings or {},
+        scale=scale.name if fixed and scale is not None else None,
+        anchors={names[k]: e for k, e in sorted(fixed.items())},
+        sprt=sprt,
+    )
+
+
+def _unique_names(specs: Sequence[str]) -> list[str]:
+    """The specs, with ``#2``, ``#3`` appended to repeats (self-play sanity checks)."""
+    names: list[str] = []
+    for spec in specs:
+        name, k = spec, 1
+        while name in names:
+            k += 1
+            name = f"{spec}#{k}"
+        names.append(name)
+    return names
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="game", desc="arena", dynamic_ncols=True)
+
+
+def save_json(result: ArenaResult | RatingResult, path: str | Path) -> None:
+    """Write the result's ``to_json()`` to ``path``."""
+    Path(path).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def plot_elo(result: ArenaResult, path: str | Path) -> bool:
+    """Save a bar chart of the Elo ratings with their intervals; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ratings = sorted(result.elo, key=lambda r: r.elo)
+    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(ratings)))
+    elo = [r.elo for r in ratings]
+    errors = [[r.elo - r.ci95[0] for r in ratings], [r.ci95[1] - r.elo for r in ratings]]
+    ax.barh([r.agent for r in ratings], elo, xerr=errors, capsize=4, color="#4a7ab0")
+    where = f"{result.scale} scale, random = 0" if result.scale else f"{result.agents[0]} = 0"
+    ax.set_xlabel(f"Elo ({where}), 95% CI")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True

@@ -1,0 +1,156 @@
+"""One arena game: the task (agents, opening, seed), its result, its record.
+
+Games start from seeded openings (``opening_plies`` random ring placements),
+and :func:`make_tasks` plays each opening twice with the colours swapped: a
+*game pair*, the unit of the sequential test (:mod:`agents.evaluation.sprt`).
+Every game's randomness comes from its task's seed, so a game replays the
+same wherever it is played: in this process, a worker process or a Ray actor
+(:mod:`agents.evaluation.runners`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from yinsh_env import Result, State, Termination, action_to_str
+from yinsh_env.records import GameRecord
+
+from ..base import Agent
+from .match import play_match
+
+#: Random ring placements at the start of every arena game (two per player).
+DEFAULT_OPENING_PLIES = 4
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game to play: which agents (indices into the spec list), opening, seed."""
+
+    index: int
+    pairing: int
+    white: int
+    black: int
+    opening: tuple[int, ...]
+    seed: int
+
+
+@dataclass
+class GameResult:
+    """How one game went: result, why it ended, its actions and the time spent.
+
+    ``result`` is ``'W'``, ``'B'`` or ``'draw'``; ``termination`` is a rules
+    ending (``rings``, ``pool``, ``passes``) or ``forfeit`` / ``timeout``, when
+    ``forfeiter`` (an agent index) lost by misbehaving, with ``reason``.
+    ``think`` holds (seconds, decisions) for White and Black.
+    """
+
+    task: GameTask
+    result: str
+    termination: str
+    actions: list[int]
+    think: tuple[tuple[float, int], tuple[float, int]]
+    reason: str = ""
+    forfeiter: int | None = None
+
+    def score_of(self, agent: int) -> float:
+        """Points (1, 1/2, 0) that agent index ``agent`` made in this game."""
+        if self.result == "draw":
+            return 0.5
+        winner = self.task.white if self.result == "W" else self.task.black
+        return 1.0 if winner == agent else 0.0
+
+
+# --- openings and tasks -----------------------------------------------------------
+
+
+def make_openings(
+    count: int, plies: int, seed: int, rings_to_win: int = 3
+) -> list[tuple[int, ...]]:
+    """``count`` seeded openings of ``plies`` random ring placements each (distinct)."""
+    if not 0 <= plies <= 10:
+        raise ValueError(f"opening plies must be in 0..10 (ring placements), got {plies}")
+    rng = np.random.default_rng([seed, 0x0BE11])
+    openings: list[tuple[int, ...]] = []
+    seen: set[tuple[int, ...]] = set()
+    attempts = 0
+    while len(openings) < count:
+        state = State(rings_to_win=rings_to_win)
+        for _ in range(plies):
+            legal = state.legal_actions()
+            state.apply_unchecked(legal[int(rng.integers(len(legal)))])
+        opening = tuple(state.actions)
+        attempts += 1
+        if opening in seen and attempts < 10 * count:
+            continue  # only the empty opening repeats for long
+        seen.add(opening)
+        openings.append(opening)
+    return openings
+
+
+def make_tasks(
+    n_agents: int, games: int, openings: Sequence[tuple[int, ...]], seed: int
+) -> list[GameTask]:
+    """Every pairing's games, interleaved across pairings; colours swap per opening."""
+    pairs = [(a, b) for a in range(n_agents) for b in range(a + 1, n_agents)]
+    tasks: list[GameTask] = []
+    for g in range(games):
+        for pairing, (a, b) in enumerate(pairs):
+            white, black = (a, b) if g % 2 == 0 else (b, a)
+            index = len(tasks)
+            game_seed = int(np.random.SeedSequence([seed, pairing, g]).generate_state(1)[0])
+            tasks.append(GameTask(index, pairing, white, black, openings[g // 2], game_seed))
+    return tasks
+
+
+# --- playing one game ---------------------------------------------------------------
+
+
+def play_game(
+    white: Agent,
+    black: Agent,
+    task: GameTask,
+    rings_to_win: int = 3,
+    move_time_limit: float | None = None,
+) -> GameResult:
+    """Play one game (agents reset with the task's seed) from its opening: one match loop."""
+    white.reset(seed=task.seed)
+    black.reset(seed=task.seed ^ 0x5EED)
+    match = play_match((white, black), rings_to_win, task.opening, move_time_limit)
+    indices = (task.white, task.black)
+    think = match.think
+    return GameResult(
+        task=task,
+        result=match.result,
+        termination=match.termination,
+        actions=match.state.actions,
+        think=((float(think[0][0]), int(think[0][1])), (float(think[1][0]), int(think[1][1]))),
+        reason=match.reason,
+        forfeiter=None if match.forfeiter is None else indices[match.forfeiter],
+    )
+
+
+def game_record(
+    result: GameResult, agents: Sequence[str] | Mapping[int, str], rings_to_win: int
+) -> GameRecord:
+    """The :class:`GameRecord` of an arena game (the full action list, opening included)."""
+    task = result.task
+    tags = {
+        "event": "yinsh-eval",
+        "game": str(task.index),
+        "seed": str(task.seed),
+        "opening_plies": str(len(task.opening)),
+    }
+    if result.reason:
+        tags["reason"] = result.reason
+    return GameRecord(
+        rings_to_win=rings_to_win,
+        white=agents[task.white],
+        black=agents[task.black],
+        result=Result(result.result),
+        termination=Termination(result.termination),
+        actions=[action_to_str(a) for a in result.actions],
+        tags=tags,
+    )

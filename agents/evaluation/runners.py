@@ -1,0 +1,136 @@
+"""Where arena games are played: in this process, in worker processes, on Ray
+actors.
+
+A runner holds the match's agent specs and plays game tasks
+(:class:`~agents.evaluation.games.GameTask`), yielding each
+:class:`~agents.evaluation.games.GameResult` as its game finishes. It lives
+for a whole evaluation, so that an adaptive one (``--rate`` picks its next
+opponents from the results so far) starts its workers once. Workers build
+their agents from the spec strings (lazily: only those their games need), so
+nothing but text travels to them, and every game draws its randomness from its
+task's seed: the same tasks give the same games on every runner.
+
+Closing a :meth:`Runner.play` iterator before it is exhausted (an SPRT that
+has decided, Ctrl-C) abandons the games still running: worker processes are
+killed at once rather than left to finish them."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any, Protocol
+
+from ..base import Agent
+from ..worker_pool import guarded_pool, kill_workers
+from .games import GameResult, GameTask, play_game
+from .workers import build, init_worker, play_task, registry_snapshot
+
+BACKENDS = ("local", "ray")
+
+
+class Runner(Protocol):
+    """Plays game tasks; see the module docstring."""
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        """Results in the order the games finish."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers and release the agents."""
+        ...
+
+
+class LocalRunner:
+    """Games one after another in this process.
+
+    ``built`` agents (by index) are used as they are; the others are built
+    from their specs when a game first needs them, as a worker would.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[Any],
+        built: Mapping[int, Agent],
+        rings_to_win: int = 3,
+        limit: float | None = None,
+    ) -> None:
+        self.specs = list(specs)
+        self.agents = dict(built)
+        self.rings_to_win = rings_to_win
+        self.limit = limit
+
+    def _agent(self, index: int) -> Agent:
+        if index not in self.agents:
+            self.agents[index] = build(self.specs[index], index)
+        return self.agents[index]
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        for task in tasks:
+            white, black = self._agent(task.white), self._agent(task.black)
+            yield play_game(white, black, task, self.rings_to_win, self.limit)
+
+    def close(self) -> None:
+        for agent in self.agents.values():
+            agent.close()
+
+
+class PoolRunner:
+    """Games in ``workers`` processes that die with this one (:func:`guarded_pool`)."""
+
+    def __init__(
+        self, specs: Sequence[Any], workers: int, rings_to_win: int = 3, limit: float | None = None
+    ) -> None:
+        self.workers = workers
+        self.pool = guarded_pool(
+            workers, init_worker, (list(specs), registry_snapshot(specs), rings_to_win, limit)
+        )
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
+        pending: set[Future[GameResult]] = {self.pool.submit(play_task, t) for t in tasks}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BaseException:
+            if pending:  # stopped early: the games still running are abandoned
+                kill_workers(self.pool)
+            raise
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_backend(backend: str) -> None:
+    """ValueError unless ``backend`` is known and (``ray``) installed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ValueError('--backend ray needs Ray, an optional extra: pip install -e ".[ray]"')
+
+
+def make_runner(
+    specs: Sequence[Any],
+    built: Mapping[int, Agent],
+    workers: int,
+    rings_to_win: int = 3,
+    limit: float | None = None,
+    backend: str = "local",
+    address: str | None = None,
+) -> Runner:
+    """The runner for ``backend``: ``local`` plays in this process (``workers`` = 1,
+    using the agents ``built`` here) or in worker processes; ``ray`` on Ray actors.
+
+    ``built`` agents a runner does not use are closed.
+    """
+    check_backend(backend)
+    if backend == "local" and workers == 1:
+        return LocalRunner(specs, built, rings_to_win, limit)
+    for agent in built.values():
+        agent.close()
+    if backend == "ray":
+        from .ray_runner import RayRunner
+
+        return RayRunner(specs, workers, rings_to_win, limit, address)
+    return PoolRunner(specs, workers, rings_to_win, limit)
