@@ -57,6 +57,9 @@ from .protocol import PROTOCOL_VERSION, one_line
 MAX_REPLY_BYTES = 1 << 20
 #: Lines of the engine's stderr kept for failure reasons.
 STDERR_TAIL_LINES = 5
+#: Seconds to wait for the exit status and last stderr lines of an engine that
+#: closed its output: it is exiting, but on a loaded machine that takes seconds.
+EXIT_WAIT = 10.0
 
 
 class EngineProcess:
@@ -141,12 +144,13 @@ class EngineProcess:
 
     def _gone(self, when: str) -> str:
         try:
-            code = self.proc.wait(timeout=1.0)
+            code = self.proc.wait(timeout=EXIT_WAIT)
             what = f"exited with code {code}"
         except subprocess.TimeoutExpired:
             what = "closed its output"
-        for thread in self._threads[1:]:
-            thread.join(timeout=0.5)  # let the stderr tail arrive
+        exited = self.proc.returncode is not None
+        for thread in self._threads[1:]:  # the stderr reader ends at the exit: its tail is in
+            thread.join(timeout=EXIT_WAIT if exited else 0.5)
         tail = " | ".join(self.stderr_tail)
         return f"external engine {what} {when}" + (f" (stderr: {tail})" if tail else "")
 

@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PIL import Image
 from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,40 @@ def web() -> list[Path]:
         page.screenshot(path=str(OUT / "web_analysis.png"))
         context.close()
     server.stop()
+    review_shot()
     return sorted(OUT.glob("web_*.png"))
+
+
+#: The bundled game the review screenshot shows (docs/guide/review.md reviews it too).
+REVIEWED = (
+    ROOT / "tests" / "data" / "games" / "boardspace" / "Y-BraveCombo-Dumbot-2026-03-20-0237.sgf"
+)
+
+
+def review_shot() -> Path:
+    """A game reviewed in the page: the value graph, marked moves, a blunder's position."""
+    config = AppConfig(white="human", black="human", analyst="pretrained:sims=200")
+    server = YinshServer("127.0.0.1", 0, config).start()
+    path = OUT / "web_review.png"
+    with sync_playwright() as p:
+        context = launch(p, tempfile.mkdtemp(), width=1040, height=940)
+        page = context.new_page()
+        page.goto(server.url)
+        page.wait_for_selector("#layer-hits .hit")
+        load(page, REVIEWED.read_text(encoding="utf-8"))
+        page.click("#review")
+        page.wait_for_selector("#review-graph .review-mark", timeout=600_000)
+        blunder = page.locator("#moves a.mark-blunder").first
+        blunder.click()
+        page.wait_for_selector("#layer-overlay .analysis", state="attached", timeout=60_000)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(path))
+        context.close()
+    server.stop()
+    # A palette keeps the tall picture as light as the others (a quarter of the bytes).
+    with Image.open(path) as picture:
+        picture.convert("RGB").quantize(256).save(path, optimize=True)
+    return path
 
 
 #: Documentation pages and the picture of each.

@@ -9,7 +9,6 @@ the value, before anything is built.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated, Any
 
 import numpy as np
@@ -202,7 +201,7 @@ def test_an_undeclared_runtime_agent_still_gets_typed_finite_values() -> None:
 
 FUZZ = settings(
     max_examples=150,
-    deadline=timedelta(seconds=2),
+    deadline=None,  # no wall-clock limit: a loaded machine is slow (tests/conftest.py)
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -77,7 +77,7 @@ def search_agents() -> list[Agent]:
     return [
         GreedyAgent(seed=1),
         AlphaBetaAgent(seed=1, depth=2),
-        AlphaBetaAgent(seed=1, depth=1, time=5.0),
+        AlphaBetaAgent(seed=1, depth=1, time=60.0),  # a cap depth 1 never meets
         MCTSAgent(seed=1, sims=300),
         MCTSAgent(seed=1, sims=300, rollout_limit=0, eval_weight=0.0),  # plain UCT
     ]

@@ -35,6 +35,7 @@ PAGES = {
     "api/_generated/train.config.html": "PositiveInt",
     "guide/install.html": "installs a CPU build of PyTorch",
     "guide/protocol.html": "yinsh-engine",
+    "guide/review.html": "yinsh-review",
     "guide/pretrained.html": "long_curve.png",
     "tutorials.html": "How they are rendered here",
     "notebooks/01_quickstart.html": "MaskablePPO",
@@ -105,7 +106,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the web extra")
     with sync_api.sync_playwright() as playwright:
         context = launch(playwright, tmp_path_factory.mktemp("chromium-docs"))
-        context.set_default_timeout(30_000)
+        context.set_default_timeout(120_000)  # generous: Chromium on a loaded machine
         yield context
         context.close()
 

@@ -20,6 +20,12 @@ from yinsh_env import MOVE, State, action_to_str
 from yinsh_env.records import load_record
 
 ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
+#: Spec parameters for an engine that must not time out: generous beside the
+#: seconds an answer or a start takes, however busy the machine.
+PATIENT = "timeout=120,startup=300"
+#: The answer timeout of a test whose engine stalls: that engine's every earlier
+#: answer must beat it too, so it is long beside any answer, however busy the machine.
+STALL_TIMEOUT = 5
 
 #: A protocol engine (the project's own server over a random agent) that
 #: misbehaves at its N-th ``go``: MODE is crash, stall, garbage, illegal or unreadable
@@ -117,7 +123,7 @@ def test_spec_parameters_and_bad_specs(tmp_path: Path) -> None:
 
 def test_games_against_random_stay_in_sync_incrementally(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
-    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log}", seed=5)
+    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log},{PATIENT}", seed=5)
     rival = make_agent("random", seed=6)
     plies = 0
     try:
@@ -159,7 +165,7 @@ def random_position(plies: int, seed: int) -> State:
 
 def test_sync_by_history_placement_or_position(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
-    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log}", seed=1)
+    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log},{PATIENT}", seed=1)
     rival = make_agent("random", seed=0)
     text = random_position(plies=16, seed=4).to_text()
     try:
@@ -197,7 +203,7 @@ def test_sync_by_history_placement_or_position(tmp_path: Path) -> None:
 def test_history_less_states_are_followed_incrementally(tmp_path: Path) -> None:
     """The arena passes copies without history: the engine still gets one play per action."""
     log = tmp_path / "engine.log"
-    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log}", seed=1)
+    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log},{PATIENT}", seed=1)
     rival = make_agent("random", seed=2)
     plies = 0
     try:
@@ -218,7 +224,7 @@ def test_history_less_states_are_followed_incrementally(tmp_path: Path) -> None:
 
 def test_go_budget_is_forwarded(tmp_path: Path) -> None:
     log = tmp_path / "engine.log"
-    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log},sims=9")
+    engine = make_agent(f"engine:cmd={ENGINE} random --debug,log={log},sims=9,{PATIENT}")
     try:
         engine.act(State())
         engine.act_with_budget(State(), sims=3, time=0.2)
@@ -234,7 +240,7 @@ def test_go_budget_is_forwarded(tmp_path: Path) -> None:
     [
         ("crash", "external engine exited with code 3 before answering 'go' "
                   "(stderr: fake engine: boom)"),
-        ("stall", "external engine timed out: no answer to 'go' within 0.5s"),
+        ("stall", f"external engine timed out: no answer to 'go' within {STALL_TIMEOUT}s"),
         ("garbage", "external engine answered 'I resign, sort of' to 'go', "
                     "expected 'action <action>'"),
         ("illegal", "external engine chose the illegal action pass in position "),
@@ -247,8 +253,9 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
     pids = tmp_path / "pids"
     # Only a stall waits for the timeout: the others fail at once, so a generous
     # timeout keeps a busy machine from turning a crash into a time-out.
-    timeout = 0.5 if mode == "stall" else 20
-    engine = make_agent(f"engine:cmd={fake_engine} {mode} 8 {pids},timeout={timeout}", seed=0)
+    timeout = STALL_TIMEOUT if mode == "stall" else 120
+    spec = f"engine:cmd={fake_engine} {mode} 8 {pids},timeout={timeout},startup=300"
+    engine = make_agent(spec, seed=0)
     rival = make_agent("random", seed=0)
     state = State()
     with pytest.raises(AgentFailure) as failure:
@@ -283,7 +290,7 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
 )  # fmt: skip
 def test_broken_engines_fail_with_a_reason(tmp_path: Path, body: str, reason: str) -> None:
     cmd = write_script(tmp_path, "broken.py", body)
-    wait = 0.5 if "sleep" in body else 20  # only the sleeper runs into the time-out
+    wait = 0.5 if "sleep" in body else 120  # only the sleeper runs into the time-out
     engine = make_agent(f"engine:cmd={cmd},timeout={wait},startup={wait}")
     with pytest.raises(AgentFailure) as failure:
         engine.act(State())
@@ -293,7 +300,7 @@ def test_broken_engines_fail_with_a_reason(tmp_path: Path, body: str, reason: st
 
 def test_close_stops_the_engine(fake_engine: str, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    engine = make_agent(f"engine:cmd={fake_engine} none 0 {pids}")
+    engine = make_agent(f"engine:cmd={fake_engine} none 0 {pids},{PATIENT}")
     engine.act(State())
     (pid,) = map(int, pids.read_text().split())
     assert is_running(pid)
@@ -303,14 +310,14 @@ def test_close_stops_the_engine(fake_engine: str, tmp_path: Path) -> None:
 
 def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    spec = f"engine:cmd={fake_engine} stubborn 0 {pids}"
+    spec = f"engine:cmd={fake_engine} stubborn 0 {pids},{PATIENT}"
     program = (
         "import sys\n"
         "from agents import make_agent\n"
         "from yinsh_env import State\n"
         "make_agent(sys.argv[1]).act(State())  # and exit without close()\n"
     )
-    subprocess.run([sys.executable, "-c", program, spec], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", program, spec], check=True, timeout=300)
     (pid,) = map(int, pids.read_text().split())
     assert not is_running(pid)
 
@@ -319,7 +326,7 @@ def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_
 
 
 def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() -> None:
-    served = run_arena([f"engine:cmd={ENGINE} greedy", "random"], games=4, progress=False)
+    served = run_arena([f"engine:cmd={ENGINE} greedy,{PATIENT}", "random"], games=4, progress=False)
     direct = run_arena(["greedy", "random"], games=4, progress=False)
     (pairing,) = served.pairings
     assert pairing.games == 4 and pairing.a_forfeits == pairing.b_forfeits == 0
@@ -332,8 +339,8 @@ def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() ->
 def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
     fake_engine: str, tmp_path: Path
 ) -> None:
-    crashing = f"engine:cmd={fake_engine} crash 8,timeout=20"  # fails at once, busy or not
-    stalling = f"engine:cmd={fake_engine} stall 6,timeout=0.5"
+    crashing = f"engine:cmd={fake_engine} crash 8,{PATIENT}"  # fails at once, busy or not
+    stalling = f"engine:cmd={fake_engine} stall 6,timeout={STALL_TIMEOUT},startup=300"
     result = run_arena(
         [crashing, stalling, "random"],
         games=2,
@@ -348,7 +355,9 @@ def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
     reasons = {f["agent"]: f["reason"] for f in result.to_json()["forfeits"]}
     assert "external engine exited with code 3" in reasons[crashing]
     assert "fake engine: boom" in reasons[crashing]
-    assert "external engine timed out: no answer to 'go' within 0.5s" in reasons[stalling]
+    assert (
+        f"external engine timed out: no answer to 'go' within {STALL_TIMEOUT}s" in reasons[stalling]
+    )
     records = [load_record(path) for path in sorted((tmp_path / "records").iterdir())]
     assert len(records) == 6
     forfeited = [r for r in records if r.termination == "forfeit"]

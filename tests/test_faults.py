@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from helpers import TINY_TRAIN_CONFIG
 
+from agents.worker_pool import EXIT_GRACE
 from train.checkpoint import BEST_NAME
 from train.trainer import METRICS_NAME, read_metrics
 
@@ -78,8 +79,9 @@ def kill_and_count(process: subprocess.Popen[bytes], sig: signal.Signals, worker
         os.killpg(pgid, sig)  # as a Ctrl-C in a terminal
     else:
         os.kill(pgid, sig)
-    process.wait(timeout=60)
-    wait_for(lambda: not group_members(pgid), 30, "the group to be empty")
+    # The exit is bounded (EXIT_GRACE after the signal); the rest is a loaded machine's margin.
+    process.wait(timeout=EXIT_GRACE + 90)
+    wait_for(lambda: not group_members(pgid), 60, "the group to be empty")
     assert group_members(pgid) == []
 
 
@@ -118,6 +120,8 @@ def test_train_killed_in_an_evaluation_leaves_no_workers_and_redoes_it_on_resume
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+    if sig != signal.SIGKILL:  # ended through its cleanup, not by the exit deadline
+        assert process.returncode in (128 + sig, 130), process.returncode
     assert not (run_dir / METRICS_NAME).exists() or read_metrics(run_dir / METRICS_NAME) == []
 
     quick = ["eval.games=2", "eval.workers=1"]

@@ -41,7 +41,8 @@ def test_notebook_runs_from_any_folder(
     notebook = nbformat.read(copy, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
-        timeout=300,
+        timeout=600,  # per cell; bounds a hang, generous for a loaded machine
+        startup_timeout=300,  # the kernel's start (60 s by default)
         kernel_name="python3",
         resources={"metadata": {"path": str(copy.parent)}},
     )

@@ -127,7 +127,7 @@ def test_command_line_smoke() -> None:
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
-        timeout=120,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert run.returncode == 0, run.stderr
     assert "[Result " in run.stdout and ("wins" in run.stdout or "Draw" in run.stdout)
@@ -136,7 +136,7 @@ def test_command_line_smoke() -> None:
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
-        timeout=120,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert bad.returncode == 2
     assert "unknown agent 'bogus'" in bad.stderr and "Traceback" not in bad.stderr

@@ -345,7 +345,7 @@ def test_yinsh_engine_program_speaks_only_the_protocol_on_stdout() -> None:
         input="\n".join(commands) + "\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert proc.returncode == 0, proc.stderr
     replies = proc.stdout.splitlines()
@@ -367,7 +367,7 @@ def test_yinsh_engine_rejects_an_unknown_spec() -> None:
         input="",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert proc.returncode == 2
     assert proc.stdout == ""

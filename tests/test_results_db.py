@@ -12,11 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import tiny_training_run
 
 from agents.evaluation.arena import run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.ratings_cli import main as ratings_main
 from agents.evaluation.results_db import APPLICATION_ID, SCHEMA_VERSION, file_sha256
+from train.checkpoint import latest_checkpoint, read_file
+from train.config import ConfigError
 from train.pretrained import weights_path
 from yinsh_env import action_to_str
 from yinsh_env.records import read_record
@@ -196,3 +199,24 @@ def test_ratings_without_anchors_say_they_are_relative(
     run_arena(["greedy:noise=500", "greedy:noise=900"], 2, seed=1, progress=False, db=db)
     assert ratings_main([str(db)]) == 0
     assert "relative (greedy:noise=500 = 0)" in capsys.readouterr().out
+
+
+def test_the_trainers_evaluation_keeps_its_games_and_refuses_a_foreign_file(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "train.sqlite"
+    run_dir = tiny_training_run(tmp_path, "iterations=1", "eval.every=1", f"eval.db={db}")
+    stored = rows(db)
+    history = read_file(latest_checkpoint(run_dir))["history"]
+    assert history["evaluated"] == [0, 1] and stored
+    assert len(stored) == sum(p["games"] for p in history["pairings"])  # every match's games
+    assert {r["event"] for r in stored} == {f"yinsh-train eval {run_dir}"}
+    assert {r["white"] for r in stored} | {r["black"] for r in stored} >= {"random"}
+    assert all(read_record(r["record"]).replay().actions for r in stored)
+    foreign = tmp_path / "foreign.db"
+    foreign.write_text("not a database\n")
+    (tmp_path / "second").mkdir()
+    with pytest.raises(ConfigError, match=r"eval\.db"):
+        tiny_training_run(tmp_path / "second", "iterations=1", f"eval.db={foreign}")
+    assert foreign.read_text() == "not a database\n"
+    assert not (tmp_path / "second" / "run").exists()  # refused before any work

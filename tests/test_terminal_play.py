@@ -116,7 +116,7 @@ def test_yinsh_play_human_from_the_command_line(colour: str, first: str) -> None
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
-        timeout=60,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert proc.returncode == 0, proc.stderr
     assert first in proc.stdout and "A2 A3 A4" in proc.stdout
@@ -129,6 +129,6 @@ def test_yinsh_play_rejects_a_bad_opponent() -> None:
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
-        timeout=60,
+        timeout=300,  # bounds a hang; a loaded machine starts Python slowly
     )
     assert proc.returncode == 2 and "nosuch" in proc.stderr

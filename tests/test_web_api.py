@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import pieces, position_text, random_game
-from web_client import Client, serving
+from web_client import PATIENCE, Client, serving, wait_until
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
@@ -38,9 +38,16 @@ class CrashAgent(Agent):
         raise RuntimeError("boom")
 
 
+#: Open unless a test holds the slow agent back (the ``held`` fixture).
+GATE = threading.Event()
+GATE.set()
+
+
 class SlowAgent(Agent):
+    """Thinks until the test opens :data:`GATE`: slow for as long as a test needs."""
+
     def act(self, state: State) -> int:
-        time.sleep(3)
+        GATE.wait(PATIENCE)
         return state.legal_actions()[0]
 
 
@@ -48,10 +55,24 @@ register_agent("test-crash", CrashAgent)
 register_agent("test-slow", SlowAgent)
 
 
+#: The operator's own specs: built as written, with no wall-clock ceiling on
+#: their searches, so a loaded machine cannot cut one short.
+ALLOWED = ("test-crash", "test-slow", "mcts:sims=60")
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[YinshServer]:
-    with serving(AppConfig(think_timeout=1.0, allow=("test-crash", "test-slow"))) as srv:
+    # Agents have all the time they need: no test here races the think timeout.
+    with serving(AppConfig(think_timeout=2 * PATIENCE, allow=ALLOWED)) as srv:
         yield srv
+
+
+@pytest.fixture
+def held() -> Iterator[threading.Event]:
+    """The slow agent thinks until the test opens the gate (or ends)."""
+    GATE.clear()
+    yield GATE
+    GATE.set()
 
 
 @pytest.fixture
@@ -275,15 +296,18 @@ def test_a_crashing_agent_is_reported_and_the_game_stays_playable(client: Client
     assert view["live_ply"] == 2
 
 
-def test_a_slow_agent_times_out_and_can_be_undone(client: Client) -> None:
-    game = client.new(white="human", black="test-slow")
-    client.act(game, "E5")
-    view = client.wait(game, lambda v: v["error"] is not None)
-    assert "timed out" in view["error"] and view["live_ply"] == 1
-    view = client.ok("POST", f"/api/games/{game['id']}/undo", {})
-    assert view["live_ply"] == 0 and view["error"] is None
-    time.sleep(2.5)  # the stuck thread finishes: its late answer must not land
-    assert client.view(game)["live_ply"] == 0
+def test_a_slow_agent_times_out_and_can_be_undone(held: threading.Event) -> None:
+    with serving(AppConfig(think_timeout=0.5, allow=ALLOWED)) as impatient:
+        client = Client(impatient)
+        game = client.new(white="human", black="test-slow")
+        client.act(game, "E5")
+        view = client.wait(game, lambda v: v["error"] is not None)
+        assert "timed out" in view["error"] and view["live_ply"] == 1
+        view = client.ok("POST", f"/api/games/{game['id']}/undo", {})
+        assert view["live_ply"] == 0 and view["error"] is None
+        held.set()  # the stuck agent answers at last: its late answer must not land
+        wait_until(lambda: impatient.store.workers.running == 0, "the stuck agent to return")
+        assert client.view(game)["live_ply"] == 0
 
 
 def test_several_games_at_once(client: Client) -> None:
@@ -501,8 +525,10 @@ def test_bad_new_game_options_are_refused(client: Client) -> None:
     assert set(client.ok("GET", "/api/games")["games"]) == before
 
 
-def test_moves_refused_when_not_a_persons_turn_or_the_game_is_over(client: Client) -> None:
-    game = client.new(white="test-slow", black="human")
+def test_moves_refused_when_not_a_persons_turn_or_the_game_is_over(
+    client: Client, held: threading.Event
+) -> None:
+    game = client.new(white="test-slow", black="human")  # thinking all through the test
     status, data = client.request("POST", f"/api/games/{game['id']}/action", {"action": "E5"})
     assert status == 409 and "not a person" in data["error"]
     won = client.new(text=TWO_ROWS)
@@ -528,13 +554,13 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split()[0]
         assert url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(url + "api/info", timeout=10) as response:
+        with urllib.request.urlopen(url + "api/info", timeout=PATIENCE) as response:
             info = json.loads(response.read())
         assert info["defaults"] == {"white": "human", "black": "greedy", "analyst": "mcts:sims=200"}
         assert info["agents"][:2] == ["human", "mcts:sims=20000"]  # built-in ones stay bounded
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=PATIENCE)
 
 
 @pytest.mark.parametrize(
@@ -565,7 +591,7 @@ def test_the_notebook_app_serves_the_page() -> None:
     from agents.web.notebook import play_inline
 
     frame = play_inline(opponent="greedy", human="black")
-    with urllib.request.urlopen(frame.src + "api/info", timeout=10) as response:
+    with urllib.request.urlopen(frame.src + "api/info", timeout=PATIENCE) as response:
         defaults = json.loads(response.read())["defaults"]
     assert (defaults["white"], defaults["black"]) == ("greedy", "human")
 

@@ -8,13 +8,14 @@ browser download is never used.
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import pieces, position_text
+from test_review import THROWN_AWAY
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer
@@ -42,9 +43,18 @@ CROSSING = position_text(
 MUST_PASS = position_text(pieces(R="A2", r="B2 A3 B3"), "w move - 0-0 51 0 3")
 
 
+#: Seconds any wait here may take: generous, a loaded machine is slow, not stuck.
+BOUND = 120
+#: Open unless a test holds the slow agent back (the ``held`` fixture).
+GATE = threading.Event()
+GATE.set()
+
+
 class SlowAgent(Agent):
+    """Thinks until the test opens :data:`GATE`: the page shows it thinking meanwhile."""
+
     def act(self, state: State) -> int:
-        time.sleep(1.0)
+        GATE.wait(BOUND)
         return state.legal_actions()[-1]
 
 
@@ -63,7 +73,7 @@ def server() -> Iterator[YinshServer]:
         white="human",
         black="random",
         analyst="mcts:sims=40",
-        think_timeout=10,
+        think_timeout=BOUND,
         allow=("browser-slow", "browser-crash"),
     )
     srv = YinshServer("127.0.0.1", 0, config).start()
@@ -75,9 +85,17 @@ def server() -> Iterator[YinshServer]:
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
         context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
-        context.set_default_timeout(15_000)
+        context.set_default_timeout(BOUND * 1000)
         yield context
         context.close()
+
+
+@pytest.fixture
+def held() -> Iterator[threading.Event]:
+    """The slow agent thinks until the test opens the gate (or ends)."""
+    GATE.clear()
+    yield GATE
+    GATE.set()
 
 
 @pytest.fixture
@@ -215,11 +233,14 @@ def new_game(page: Any, white: str, black: str) -> None:
     wait_for(page, "v.players.white === arg[0] && v.players.black === arg[1]", [white, black])
 
 
-def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(page: Any) -> None:
+def test_thinking_is_shown_and_a_crash_is_reported_with_the_game_still_playable(
+    page: Any, held: threading.Event
+) -> None:
     new_game(page, "human", "browser-slow")
     click(page, "E5")
     page.wait_for_selector("#thinking:not([hidden])")
     assert "browser-slow" in page.inner_text("#thinking")
+    held.set()  # it answers
     wait_for(page, "v.live_ply === 2 && v.human_to_act")
     assert page.is_hidden("#thinking")
     new_game(page, "human", "browser-crash")
@@ -245,3 +266,27 @@ def test_a_networks_priors_visits_and_value_on_the_board(
     table = page.inner_text("#analysis-out table")
     assert table.count("%") >= 8  # a prior for every listed move
     assert "value for White" in page.inner_text("#analysis-out")
+
+
+def test_a_review_draws_its_graph_marks_the_moves_and_a_click_goes_there(page: Any) -> None:
+    load(page, THROWN_AWAY)
+    wait_for(page, "v.moves.length === 48")
+    page.fill("#analyst", "mcts:sims=100")
+    page.click("#review")
+    page.wait_for_selector("#review-graph .review-mark", timeout=120_000)
+    assert page.evaluate("window.yinsh.game.review.status") == "done"
+    assert page.is_visible("#review-graph")
+    assert "reviewed by mcts:sims=100" in page.inner_text("#review-status")
+    last = page.locator('#moves a[data-ply="48"]')
+    assert "mark-blunder" in (last.get_attribute("class") or "") and "??" in last.inner_text()
+    assert page.locator("#review-graph polyline").count() == 1
+    assert page.locator("#review-graph .review-mark.mark-blunder").count() >= 1
+    assert "accuracy" in page.inner_text("#review-summary")
+    box = page.locator("#review-graph").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 12 / 48, box["y"] + box["height"] / 2)
+    wait_for(page, "v.ply === 12")
+    assert page.is_checked("#overlay")
+    page.wait_for_selector("#layer-overlay .analysis", state="attached")
+    page.click('#moves a[data-ply="30"]')
+    wait_for(page, "v.ply === 30")
+    assert "30. B E1-F2: " in page.inner_text("#review-summary")

@@ -86,7 +86,10 @@ class Client:
         return self.ok("GET", f"/api/games/{game['id']}{query}")
 
     def wait(
-        self, game: dict[str, Any], done: Callable[[dict[str, Any]], bool], patience: float = 20
+        self,
+        game: dict[str, Any],
+        done: Callable[[dict[str, Any]], bool],
+        patience: float = PATIENCE,
     ) -> dict[str, Any]:
         deadline = time.monotonic() + patience
         view = self.view(game)

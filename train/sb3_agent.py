@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from agents.params import PathText, Threads, checked
 from yinsh_env.actions import N_ACTIONS
-from yinsh_env.observation import OBS_SHAPE, encode
+from yinsh_env.observation import OBS_SHAPE
 from yinsh_env.state import State
 
 from .checkpoint import check_weights
 from .library_agent import LibraryPolicyAgent, load_variant
+from .sb3_selfplay import policy_probabilities
 
 
 def model_file(path: str) -> Path:
@@ -81,9 +81,4 @@ class SB3Agent(LibraryPolicyAgent):
         self.rings_to_win = load_variant(file)
 
     def legal_probabilities(self, state: State) -> np.ndarray:
-        mask = state.legal_mask().astype(bool)
-        policy = self.model.policy
-        observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
-        with torch.no_grad():
-            probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
-        return probs.numpy().astype(np.float64) * mask
+        return policy_probabilities(self.model.policy, state)

@@ -1,11 +1,27 @@
-"""Train sb3-contrib's MaskablePPO on YINSH against a fixed opponent, then evaluate it.
+"""Train sb3-contrib's MaskablePPO on YINSH against opponents or itself, then evaluate it.
 
-Needs the optional extra: ``pip install -e ".[sb3]"``.  Example::
+Needs the optional extra: ``pip install -e ".[sb3]"``.  Examples::
 
     python -m train.sb3_maskable_ppo --timesteps 20000 --opponent random --eval-games 50
+    python -m train.sb3_maskable_ppo --self-play --opponent greedy --minutes 60 \
+        --timesteps 100000000 --save runs/sb3/selfplay.zip
+    python -m train.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
 
-The learner alternates sides between episodes; the opponent is any agent spec
-(``random``, ``greedy``, ``alphabeta:depth=1``, ...).  Observations are the
+The learner alternates sides between episodes.  Its opponents are agent specs
+(``random``, ``greedy``, ``alphabeta:depth=1``, ...): one ``--opponent``
+plays every game; several form a pool (:mod:`yinsh_env.opponents`).
+``--self-play`` adds frozen snapshots of the learner to that pool when
+training starts and every ``--snapshot-every`` steps (``--pool-size`` kept,
+sampled by ``--pool-strategy``: ``pfsp`` by default, meeting most the
+opponents it beats least); ``--curriculum A B ...`` meets graded opponents
+one at a time, moving on at a score of ``--promote-at`` over
+``--promote-window`` games, and with a pool too, takes ``--curriculum-share``
+of the episodes.  Every ``--report-every`` steps a line gives the learner's
+score against each opponent met since the last (:mod:`train.sb3_selfplay`);
+at the end a profile line splits the time between the environments (with
+the opponents' moves) and the network.  ``--warm-start`` starts the policy
+from the shipped network, ``pretrained:sims=0`` (:mod:`train.sb3_warmstart`),
+and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
 through ``action_masks()``, so every move played is legal).  Several
@@ -37,6 +53,7 @@ from agents.cli_args import agent_spec, int_in, number_in, output_file
 from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
+from yinsh_env.opponents import STRATEGIES
 
 from .library_agent import save_variant
 from .small_cnn import conv_trunk
@@ -46,6 +63,14 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from .sb3_selfplay import (
+        Profile,
+        SelfPlayCallback,
+        TimedVecEnv,
+        build_sampler,
+        snapshot_pool,
+    )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         'the MaskablePPO example needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
@@ -67,10 +92,14 @@ class Evaluation:
         return (self.wins + 0.5 * self.draws) / max(self.games, 1)
 
 
-def make_env(opponent: str = "random", seed: int = 0, rings_to_win: int = 3) -> YinshGymEnv:
-    """The training environment: the learner alternates sides against ``opponent``."""
+def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> YinshGymEnv:
+    """The training environment: the learner alternates sides against ``opponent``.
+
+    ``opponent`` is an agent spec (built here, seeded with ``seed``) or
+    anything :class:`~yinsh_env.gym_env.YinshGymEnv` takes (an opponent sampler).
+    """
     return YinshGymEnv(
-        opponent=make_agent(opponent, seed=seed),
+        opponent=make_agent(opponent, seed=seed) if isinstance(opponent, str) else opponent,
         learner="alternate",
         rings_to_win=rings_to_win,
         illegal_reward=None,  # a masked learner never plays an illegal move: fail loudly
@@ -78,9 +107,12 @@ def make_env(opponent: str = "random", seed: int = 0, rings_to_win: int = 3) -> 
 
 
 def make_vec_env(
-    opponent: str = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 1
+    opponent: Any = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 1
 ) -> Any:
-    """``envs`` training environments stepped together (SB3's ``DummyVecEnv``)."""
+    """``envs`` training environments stepped together (SB3's ``DummyVecEnv``).
+
+    A spec builds one agent per environment; a sampler is shared by all of them.
+    """
 
     def factory(index: int) -> Callable[[], YinshGymEnv]:
         return lambda: make_env(opponent, seed=seed + index, rings_to_win=rings_to_win)
@@ -126,13 +158,28 @@ def build_model(
     learning_rate: float = 3e-4,
     ent_coef: float = 0.01,
     verbose: int = 0,
+    warm_start: bool = False,
 ) -> Any:
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
+    ``warm_start``: the shipped network instead (:mod:`train.sb3_warmstart`;
+    ``channels``, ``features`` and ``hidden`` do not apply).
     """
+    if warm_start:
+        from .sb3_warmstart import PretrainedPolicy
+
+        policy: Any = PretrainedPolicy
+        policy_kwargs: dict[str, Any] = {}
+    else:
+        policy = "MultiInputPolicy"
+        policy_kwargs = {
+            "features_extractor_class": PlanesCNN,
+            "features_extractor_kwargs": {"channels": channels, "features_dim": features},
+            "net_arch": list(hidden),
+        }
     return MaskablePPO(
-        "MultiInputPolicy",
+        policy,
         env,
         n_steps=n_steps,
         batch_size=batch_size,
@@ -140,11 +187,7 @@ def build_model(
         learning_rate=learning_rate,
         ent_coef=ent_coef,
         gamma=1.0,  # one reward at the end of a bounded game
-        policy_kwargs={
-            "features_extractor_class": PlanesCNN,
-            "features_extractor_kwargs": {"channels": channels, "features_dim": features},
-            "net_arch": list(hidden),
-        },
+        policy_kwargs=policy_kwargs,
         seed=seed,
         device="cpu",
         verbose=verbose,
@@ -190,7 +233,37 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="stop training after this long (0: no limit)",
     )
     parser.add_argument(
-        "--opponent", type=agent_spec, default="random", help="agent spec of the opponent"
+        "--opponent",
+        type=agent_spec,
+        nargs="+",
+        default=None,
+        help="agent specs of the opponents (default: random unless --self-play/--curriculum)",
+    )
+    parser.add_argument(
+        "--self-play", action="store_true", help="snapshots of the learner join the pool"
+    )
+    parser.add_argument("--snapshot-every", type=count, default=20_000, help="learner steps")
+    parser.add_argument("--pool-size", type=int_in(1, 10_000), default=10, help="snapshots kept")
+    parser.add_argument("--pool-strategy", choices=STRATEGIES, default="pfsp")
+    parser.add_argument(
+        "--curriculum", type=agent_spec, nargs="+", default=[], help="graded opponents"
+    )
+    parser.add_argument("--promote-at", type=number_in(0, 1, above=True), default=0.7)
+    parser.add_argument("--promote-window", type=int_in(1, 1_000_000), default=100)
+    parser.add_argument(
+        "--curriculum-share",
+        type=number_in(0, 1),
+        default=0.5,
+        help="episodes given to the curriculum when there is a pool too",
+    )
+    parser.add_argument(
+        "--report-every", type=int_in(0, 1_000_000_000), default=10_000, help="steps per line"
+    )
+    parser.add_argument(
+        "--eval-opponent",
+        type=agent_spec,
+        default=None,
+        help="agent spec to evaluate against (default: the first opponent, else greedy)",
     )
     parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
     parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
@@ -211,6 +284,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument(
         "--hidden", type=int_in(1, 65536), nargs="*", default=[], help="extra layers of each head"
     )
+    parser.add_argument(
+        "--warm-start",
+        action="store_true",
+        help="start from the shipped network (pretrained:sims=0) instead of the small CNN",
+    )
     parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=20)
     parser.add_argument(
         "--threads", type=int_in(1, MAX_THREADS), default=1, help="torch CPU threads"
@@ -219,13 +297,30 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         "--save", type=_zip_file, default=None, help="where to save the model (.zip)"
     )
     args = parser.parse_args(argv)
-    try:  # a file the opponent names is read before anything starts
-        make_agent(args.opponent).close()
+    if args.opponent is None:
+        args.opponent = [] if args.self_play or args.curriculum else ["random"]
+    eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
+    try:  # a file an opponent names is read before anything starts
+        for spec in {*args.opponent, *args.curriculum, eval_opponent}:
+            make_agent(spec).close()
     except AgentSpecError as exc:
         parser.error(str(exc))
 
     torch.set_num_threads(args.threads)
-    env = make_vec_env(args.opponent, args.seed, args.rings_to_win, args.envs)
+    sampler: Any = (args.opponent or [""])[0]  # one agent spec: no pool needed
+    if args.self_play or args.curriculum or len(args.opponent) > 1:
+        sampler = build_sampler(
+            args.opponent,
+            self_play=args.self_play,
+            curriculum=args.curriculum,
+            strategy=args.pool_strategy,
+            max_snapshots=args.pool_size,
+            threshold=args.promote_at,
+            window=args.promote_window,
+            curriculum_share=args.curriculum_share,
+            seed=args.seed,
+        )
+    env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
     model = build_model(
         env,
         seed=args.seed,
@@ -237,20 +332,35 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         hidden=args.hidden,
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
+        warm_start=args.warm_start,
     )
-    callback = TimeLimit(args.minutes * 60) if args.minutes > 0 else None
+    callbacks: list[BaseCallback] = []
+    if args.minutes > 0:
+        callbacks.append(TimeLimit(args.minutes * 60))
+    snapshots: list[Any] = []
+    if not isinstance(sampler, str):
+        pool = snapshot_pool(sampler) if args.self_play else None
+        selfplay = SelfPlayCallback(sampler, pool, args.snapshot_every, args.report_every)
+        if pool is not None:
+            selfplay.snapshot(model.policy, 0)  # before the environments choose opponents
+        callbacks.append(selfplay)
+        snapshots = selfplay.snapshots
+    profile = Profile(env, snapshots)
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps, callback=callback)
+    model.learn(total_timesteps=args.timesteps, callback=[*callbacks, profile])
     elapsed = time.perf_counter() - start
     steps = model.num_timesteps
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
+    print(profile.summary(steps))
     if args.save is not None:
         model.save(args.save)
         save_variant(args.save, args.rings_to_win)
         print(f"saved {args.save}")
-    result = evaluate(model, make_env(args.opponent, seed=args.seed + 1), args.eval_games)
+    result = evaluate(
+        model, make_env(eval_opponent, args.seed + 1, args.rings_to_win), args.eval_games
+    )
     print(
-        f"vs {args.opponent}: {result.wins} wins, {result.draws} draws, {result.losses} losses "
+        f"vs {eval_opponent}: {result.wins} wins, {result.draws} draws, {result.losses} losses "
         f"in {result.games} games (score {result.score:.2f}); {result.moves} legal moves"
     )
     return result

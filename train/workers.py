@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
 import torch
 
-from agents.worker_pool import guarded_pool, kill_workers
+from agents.worker_pool import guarded_pool, kill_workers, results_as_finished
 
 from .config import Config, config_from_dict
 from .cpu_clock import task_cpu_seconds
@@ -89,23 +88,26 @@ class ProcessExecutor:
         self.config = config
         # Workers die with the trainer, whatever stops it (agents.worker_pool).
         self.pool = guarded_pool(config.workers, _init_worker, (config.to_dict(),))
-        self._futures: list[Future[SelfPlayResult]] = []
+        self._playing = False
 
     def play(self, weights: Weights, seeds: list[int], first_index: int) -> SelfPlayResult:
         buffer = io.BytesIO()
         torch.save({k: v.detach().cpu() for k, v in weights.items()}, buffer)
         payload = buffer.getvalue()
-        self._futures = futures = [
-            self.pool.submit(_worker_play, payload, chunk, first_index + offset)
+        calls = [
+            (payload, chunk, first_index + offset)
             for offset, chunk in split(seeds, self.config.workers)
         ]
+        self._playing = True  # until every chunk is back: close() then kills the workers
+        parts = dict(results_as_finished(self.pool, _worker_play, calls))
+        self._playing = False
         result = SelfPlayResult(games=[], stats=[])
-        for future in futures:
-            result.merge(future.result())
+        for i in range(len(calls)):  # in seed order, whichever worker finished first
+            result.merge(parts[i])
         return result
 
     def close(self) -> None:
-        if any(not f.done() for f in self._futures):  # interrupted mid-iteration
+        if self._playing:  # interrupted mid-iteration
             kill_workers(self.pool)
         self.pool.shutdown(cancel_futures=True)
 

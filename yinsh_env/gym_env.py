@@ -38,6 +38,13 @@ which read the engine state directly), an object with
 ``act_observation(observation) -> action``, or any callable taking the
 observation dict.  Objects with ``act`` or ``act_observation`` that also have
 ``reset(seed=...)`` are reseeded at every episode, so seeded runs repeat.
+
+The opponent can also be a sampler of :mod:`yinsh_env.opponents` (a pool of
+snapshots and fixed agents, a curriculum, a league of both): at every
+``reset`` it chooses the episode's opponent (any of the kinds above) with
+the environment's seeded generator, ``info["opponent"]`` names it, and when
+the game ends the learner's reward goes back to the sampler (its win rates,
+a curriculum's promotion).
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ from .aec_env import (
     render_game,
 )
 from .errors import IllegalActionError, PositionError
+from .opponents import Entry, is_sampler
 from .state import DEFAULT_RINGS_TO_WIN, State
 
 GYM_ID: Final = "Yinsh-v0"
@@ -74,12 +82,15 @@ class OpponentError(RuntimeError):
 
 
 def opponent_kind(opponent: Any) -> str:
-    """How an opponent is asked for moves: ``random``, ``state``, ``observation`` or ``call``.
+    """How an opponent is asked for moves: ``random``, ``state``, ``observation``, ``call``
+    or ``sampler`` (it chooses one of the others every episode).
 
     Raises :class:`TypeError` for an object that cannot choose moves.
     """
     if opponent is None:
         return "random"
+    if is_sampler(opponent):
+        return "sampler"
     if callable(getattr(opponent, "act", None)):
         return "state"
     if callable(getattr(opponent, "act_observation", None)):
@@ -114,7 +125,8 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     as in :class:`~yinsh_env.aec_env.raw_env`) and ``"learner"`` (the side
     for this episode).  ``info`` holds ``"learner"`` (the learner's agent
     name), ``"opponent_actions"`` (the opponent's decisions since the learner
-    last acted) and, when the game is over, ``"result"`` and ``"end_reason"``.
+    last acted), ``"opponent"`` (the name a sampler gave the episode's
+    opponent) and, when the game is over, ``"result"`` and ``"end_reason"``.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
@@ -139,7 +151,11 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         self.illegal_reward = illegal_reward
         self.legal_moves_in_info = legal_moves_in_info
         self.opponent = opponent
-        self._opponent_kind = opponent_kind(opponent)
+        self._sampler_kind = opponent_kind(opponent)
+        self._entry: Entry | None = None  # what a sampler chose, until it hears the result
+        self.opponent_name: str | None = None  # the name a sampler gave this episode's opponent
+        self._active = opponent  # the opponent of this episode
+        self._opponent_kind = self._sampler_kind
         self._aec = raw_env(rings_to_win=rings_to_win)
         self.observation_space = make_observation_space()
         self.action_space = spaces.Discrete(N_ACTIONS)
@@ -177,7 +193,14 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             self._learner = int(side)
         self._episode += 1
         self._aec.reset(options={k: options[k] for k in ("state", "actions") if k in options})
-        reseed = getattr(self.opponent, "reset", None)
+        if self._sampler_kind == "sampler":
+            self._entry = self.opponent.sample(self.np_random)
+            self.opponent_name = self._entry.name
+            self._active = self._entry.opponent
+            self._opponent_kind = opponent_kind(self._active)
+            if self._opponent_kind == "sampler":
+                raise TypeError(f"{self.opponent!r} chose a sampler, not an opponent")
+        reseed = getattr(self._active, "reset", None)
         if callable(reseed) and self._opponent_kind in ("state", "observation"):
             reseed(seed=int(self.np_random.integers(2**31)))
         self._done = False
@@ -200,7 +223,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         game = self._aec.game
         agent = self.learner
         if self.illegal_reward is not None and not game.is_legal(index):
-            self._done = True
+            self._finish(float(self.illegal_reward))
             info = self._info([])
             info["illegal_action"] = index
             unchanged = {key: value.copy() for key, value in self._aec.observe(agent).items()}
@@ -208,9 +231,18 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         self._aec.step(index)  # raises IllegalActionError, unchanged state, if illegal
         played = self._play_opponent()
         reward = game.returns()[self._learner] if self._done else 0.0
+        if self._done:
+            self._finish(reward)
         if self.render_mode == "human":
             self.render()
         return self._aec.observe(agent), reward, self._done, False, self._info(played)
+
+    def _finish(self, reward: float) -> None:
+        """The episode is over: a sampler hears the learner's reward (once)."""
+        self._done = True
+        if self._entry is not None:
+            entry, self._entry = self._entry, None
+            self.opponent.record(entry, reward)
 
     def _play_opponent(self) -> list[int]:
         """Let the opponent act until the learner must act; returns its actions."""
@@ -223,7 +255,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             except Exception as err:
                 self._done = True  # the game cannot go on: step() now asks for reset()
                 raise OpponentError(
-                    f"opponent {self.opponent!r} raised {type(err).__name__}: {err} "
+                    f"opponent {self._active!r} raised {type(err).__name__}: {err} "
                     f"at {game.to_text()}; the episode is over: call reset()"
                 ) from err
             try:
@@ -232,7 +264,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             except ValueError as err:
                 self._done = True
                 raise IllegalActionError(
-                    f"opponent {self.opponent!r} chose an illegal action: {err}; "
+                    f"opponent {self._active!r} chose an illegal action: {err}; "
                     "the episode is over: call reset()"
                 ) from None
             played.append(index)
@@ -246,15 +278,17 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             legal = game.legal_actions()
             return legal[int(self.np_random.integers(len(legal)))]
         if kind == "state":
-            return self.opponent.act(game.copy())
+            return self._active.act(game.copy())
         observation = self._aec.observe(AGENTS[game.to_act])
         if kind == "observation":
-            return self.opponent.act_observation(observation)
-        return self.opponent(observation)
+            return self._active.act_observation(observation)
+        return self._active(observation)
 
     def _info(self, played: list[int]) -> dict[str, Any]:
         game = self._aec.game
         info: dict[str, Any] = {"opponent_actions": played}
+        if self.opponent_name is not None:
+            info["opponent"] = self.opponent_name
         if game.is_terminal:
             info["result"] = game.result
             info["end_reason"] = game.end_reason
@@ -279,7 +313,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
 
     def close(self) -> None:
         close = getattr(self.opponent, "close", None)
-        if callable(close) and self._opponent_kind in ("state", "observation"):
+        if callable(close) and self._sampler_kind in ("state", "observation", "sampler"):
             close()
 
 

@@ -61,7 +61,7 @@ The record itself is :class:`~yinsh_env.game_record.GameRecord`;
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Final, TypeVar
 
@@ -106,8 +106,14 @@ def _unquote(body: str) -> str:
     return "".join(out)
 
 
-def write_record(record: GameRecord) -> str:
-    """The record as text in the format above (replays it to check it)."""
+def write_record(record: GameRecord, comments: Mapping[int, str] | None = None) -> str:
+    """The record as text in the format above (replays it to check it).
+
+    ``comments`` maps a ply number (1 = the first action) to a note written
+    in braces after that ply (a game review's, :mod:`agents.review`); braces
+    and line breaks in a note become parentheses and spaces, so reading the
+    record back ignores the notes whole.
+    """
     state = State(rings_to_win=record.rings_to_win)
     sides = []
     for ply, action in enumerate(record.actions, 1):
@@ -127,8 +133,17 @@ def write_record(record: GameRecord) -> str:
     ]
     lines += [f"[{key} {_quote(value)}]" for key, value in record.tags.items()]
     lines.append("")
-    lines += [f"{ply}. {side} {a}" for ply, (side, a) in enumerate(zip(sides, record.actions), 1)]
+    notes = comments or {}
+    for ply, (side, action) in enumerate(zip(sides, record.actions), 1):
+        note = notes.get(ply)
+        lines.append(f"{ply}. {side} {action}" + (f" {{{_comment(note)}}}" if note else ""))
     return "\n".join(lines) + "\n"
+
+
+def _comment(note: str) -> str:
+    """``note`` made safe inside ``{...}`` on one line."""
+    table = str.maketrans({"{": "(", "}": ")", "\n": " ", "\r": " "})
+    return " ".join(note.translate(table).split())
 
 
 def _line_error(number: int, line: str, problem: object) -> RecordError:

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Protocol
 
 from ..base import Agent
-from ..worker_pool import guarded_pool, kill_workers
+from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
 from .games import GameResult, GameTask, play_game
 from .workers import build, init_worker, play_task, registry_snapshot
 
@@ -87,19 +86,20 @@ class PoolRunner:
         )
 
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
-        pending: set[Future[GameResult]] = {self.pool.submit(play_task, t) for t in tasks}
+        # results_as_finished: safe to interrupt by a signal (agents.worker_pool).
+        left = len(tasks)
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        except BaseException:
-            if pending:  # stopped early: the games still running are abandoned
-                kill_workers(self.pool)
-            raise
+            for _, result in results_as_finished(self.pool, play_task, [(t,) for t in tasks]):
+                left -= 1
+                yield result
+        finally:
+            if left:  # stopped early: the games still running are abandoned
+                with signals_deferred():  # a second signal waits for the workers' end
+                    kill_workers(self.pool)
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        with signals_deferred():
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def check_backend(backend: str) -> None:

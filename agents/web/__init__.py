@@ -9,7 +9,8 @@ previous decision), new game (``human`` or an offered agent on each side),
 flip, the move list, the position text, loading a position or a
 ``.yinsh``/``.sgf`` record, downloads, and analysis: a hint from an offered
 agent, and the top candidates with value, priors, visits and Q drawn on the
-board.  Agents think on a bounded pool of threads, never in a request; one
+board; and a review of the whole game (a value graph under the moves, marked
+moves, :mod:`agents.review`).  Agents think on a bounded pool of threads, never in a request; one
 that crashes or runs past its time limit is reported with *Retry* and *Play
 that side myself*.
 
@@ -27,6 +28,7 @@ stale; every answer is JSON with a short error.
 * :mod:`agents.web.store`: the games by id (at most ``MAX_GAMES``).
 * :mod:`agents.web.position`: the position as the page draws it; pasted text read.
 * :mod:`agents.web.errors`: refusals with their status, quoting bounded slices.
+* :mod:`agents.web.reviews`: a game review as one bounded, cancellable job.
 * :mod:`agents.web.analysis`: an agent's view of a position (value, priors, visits).
 * :mod:`agents.web.geometry`: the board layout, from :mod:`yinsh_env.render`.
 * :mod:`agents.web.browser`: headless Chromium for the tests and screenshots.

@@ -29,9 +29,9 @@ THINK_WORKERS = 8
 
 @dataclass(eq=False)
 class Job:
-    """Work for one generation of a game: an agent's move or an analysis."""
+    """Work for one generation of a game: an agent's move, an analysis or a review."""
 
-    kind: str  # "move" or "analysis"
+    kind: str  # "move", "analysis" or "review"
     spec: str
     ply: int
     generation: int

@@ -29,11 +29,13 @@ What a client may not do, whatever it sends:
 * **start a program or touch a file**: ``engine:`` (runs a command), any key
   naming a file (``path=``, ``log=``, ...), and every agent or key not on the
   whitelist are refused with 403 before anything is built; files are served
-  only from the page's own four names (:data:`STATIC`);
+  only from the page's own five names (:data:`STATIC`);
 * **start unbounded work**: every search a client starts has a ceiling of
   simulations and seconds, and is cancelled (its search stops at the next
   simulation) when it is replaced (undo, load, new players, a new analysis)
-  or its game is closed or evicted; agents think on a pool of
+  or its game is closed or evicted; a game review stops after
+  :data:`~agents.web.reviews.REVIEW_SECONDS` seconds (:mod:`agents.web.reviews`);
+  agents think on a pool of
   :data:`~agents.web.jobs.THINK_WORKERS` threads; the server keeps at most
   :data:`~agents.web.store.MAX_GAMES` games (the least recently used goes,
   with its jobs) and handles connections on a bounded pool with read
@@ -71,6 +73,8 @@ POST     ``/api/games/ID/undo``          back to the person's previous decision
 POST     ``/api/games/ID/players``       reseat: ``white``, ``black`` (also retries an agent)
 POST     ``/api/games/ID/load``          replace the game: ``text`` (position or record)
 POST     ``/api/games/ID/analysis``      ask ``spec`` about ply ``ply`` (default: now)
+POST     ``/api/games/ID/review``        review the game so far with ``spec`` (default: the
+                                         analyst), or ``{"cancel": true}`` to stop it
 GET      ``/api/games/ID/record``        the record: ``?format=yinsh`` (default) or ``sgf``
 =======  ==============================  ==================================================
 """
@@ -99,6 +103,7 @@ STATIC = {
     "": ("index.html", "text/html; charset=utf-8"),
     "index.html": ("index.html", "text/html; charset=utf-8"),
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "review.js": ("review.js", "text/javascript; charset=utf-8"),
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
 _GAME = re.compile(r"/api/games/([0-9a-f]{1,32})(?:/([a-z]{1,16}))?")
@@ -242,6 +247,19 @@ class _Handler(JSONRequestHandler):
         game.request_analysis(spec, ply)
         self.send_json(202, game.view(ply))
 
+    def _review(self, game: GameSession, body: dict[str, Any]) -> None:
+        cancel = body.get("cancel", False)
+        if not isinstance(cancel, bool):
+            raise SessionError(f"cancel must be true or false, got {clip(cancel)}")
+        if cancel:
+            game.cancel_review()
+        else:
+            spec = body.get("spec", self.server.config.analyst)
+            if not isinstance(spec, str):
+                raise SessionError("spec must be a string (an agent spec)")
+            game.request_review(spec)
+        self.send_json(202, game.view())
+
     def _record(self, game: GameSession, query: dict[str, list[str]]) -> None:
         fmt = (query.get("format") or ["yinsh"])[-1]
         text = game.record_text(fmt)
@@ -261,6 +279,7 @@ _VERBS: dict[str, _Verb] = {
     "players": ("POST", _Handler._players),
     "load": ("POST", _Handler._load),
     "analysis": ("POST", _Handler._analysis),
+    "review": ("POST", _Handler._review),
     "record": ("GET", _Handler._record),
 }
 _FIELDS = {
@@ -269,6 +288,7 @@ _FIELDS = {
     "players": {"white", "black"},
     "load": {"text"},
     "analysis": {"spec", "ply"},
+    "review": {"spec", "cancel"},
 }
 
 

@@ -51,6 +51,7 @@ from .position import (
     parse_game_text,
     position_json,
 )
+from .reviews import review_job, running
 
 HUMAN = "human"
 
@@ -109,6 +110,9 @@ class GameSession:
         #: The last analyst built, kept for the next request with the same spec.
         self._analyst: tuple[str, Agent, Job] | None = None
         self._analysis_job: Job | None = None
+        #: The game's review (:mod:`agents.web.reviews`) and the job making it.
+        self.review: dict[str, Any] | None = None
+        self._review_job: Job | None = None
         self._delay = delay
         self._last_move_time = 0.0
         self._closed = False
@@ -144,11 +148,13 @@ class GameSession:
 
     def _new_generation(self) -> None:
         self.generation += 1
-        for job in (self.thinking, self._analysis_job):
+        for job in (self.thinking, self._analysis_job, self._review_job):
             if job is not None:
                 job.cancel()
         self.thinking = None
         self._analysis_job = None
+        self._review_job = None
+        self.review = None
         if self.analysis is not None and self.analysis.get("status") == "running":
             self.analysis = None
 
@@ -418,6 +424,51 @@ class GameSession:
             self.analysis = info
             self._changed()
 
+    # --- review --------------------------------------------------------------------
+
+    def request_review(self, spec: str) -> None:
+        """Review the game so far with ``spec`` on the pool (replacing a running review)."""
+        seat = self._admit(spec)
+        if seat is None:
+            raise SessionError("a review needs an agent spec, e.g. 'mcts:sims=400'")
+        agent = self._build(seat, self.seed)
+        with self._lock:
+            if self._closed or not self.actions:
+                close_agent_later(agent)
+                if self._closed:
+                    raise SessionError(f"game {self.id} is closed", 404)
+                raise SessionError("nothing to review: no decision has been played", 409)
+            if self._review_job is not None:
+                self._review_job.cancel()
+            job = Job("review", seat.spec, len(self.actions), self.generation)
+            self._review_job = job
+            self.review = running(seat.spec, len(self.actions))
+            self._changed()
+            start, actions = self.start.copy(), list(self.actions)
+            self.workers.run(job, self._run_review, agent, start, actions)
+
+    def _run_review(self, job: Job, agent: Agent, start: State, actions: list[int]) -> None:
+        try:
+            review_job(job, agent, start, actions, self.seed, self._review_report)
+        finally:
+            close_agent_later(agent)
+
+    def _review_report(self, job: Job, info: dict[str, Any]) -> None:
+        with self._lock:
+            if self._review_job is not job or self.review is None:
+                return  # replaced, or the game's history changed
+            self.review = {**self.review, **info}
+            if info["status"] != "running":
+                self._review_job = None
+            self._changed()
+
+    def cancel_review(self) -> None:
+        """Stop the running review; it keeps the decisions it has reviewed."""
+        with self._lock:
+            if self._review_job is None:
+                raise SessionError("no review is running", 409)
+            self._review_job.cancel()
+
     # --- records ---------------------------------------------------------------------
 
     def record(self) -> GameRecord:
@@ -480,6 +531,7 @@ class GameSession:
                 "error": self.error,
                 "error_side": None if self.error_side is None else SIDES[self.error_side],
                 "analysis": self.analysis,
+                "review": self.review,
             }
 
     def close(self) -> None:

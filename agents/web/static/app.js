@@ -392,6 +392,7 @@ function drawPanel() {
   });
   const currentLink = list.querySelector("a.current");
   if (currentLink && app.viewPly === null) currentLink.scrollIntoView({ block: "nearest" });
+  drawReview();
   drawAnalysisPanel();
 }
 
@@ -430,7 +431,7 @@ async function refresh() {
 function schedule() {
   clearTimeout(app.timer);
   const g = app.game;
-  const busy = g && (g.thinking || (g.analysis && g.analysis.status === "running"));
+  const busy = g && (g.thinking || (g.analysis && g.analysis.status === "running") || reviewRunning());
   app.timer = setTimeout(() => attempt(refresh), busy ? 250 : 1500);
 }
 
@@ -556,6 +557,7 @@ function wire() {
   };
   $("live").onclick = () => showPly(app.game.live_ply);
   $("overlay").onchange = () => { maybeAnalyse(); draw(); };
+  $("review").onclick = toggleReview;
   $("hint").onclick = () => attempt(async () => {
     const ply = app.viewPly === null ? app.game.live_ply : app.viewPly;
     app.hintPly = ply;

@@ -1,0 +1,58 @@
+"""Opponent pools and curricula built from agent specs (``greedy``, ``alphabeta:depth=1``...).
+
+:mod:`yinsh_env.opponents` samples among opponents without knowing any
+agent; this module builds its members from spec strings, each agent seeded
+from ``seed`` and its place, named by its spec (a spec given twice keeps the
+first).  A bad spec raises :class:`~agents.spec.AgentSpecError` before any
+member is built, so nothing is left half made::
+
+    from agents.league import curriculum_from_specs, pool_from_specs
+
+    ladder = curriculum_from_specs(["random", "greedy", "alphabeta:depth=1"], threshold=0.7)
+    pool = pool_from_specs(["greedy"], strategy="pfsp")  # snapshots join it later
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from yinsh_env.opponents import Curriculum, OpponentPool
+
+from .base import Agent
+from .spec import check_spec, make_agent
+
+
+def spec_opponents(specs: Sequence[str], seed: int | None = 0) -> list[tuple[str, Agent]]:
+    """``(spec, agent)`` for each distinct spec, in order; every spec checked first."""
+    unique = list(dict.fromkeys(spec.strip() for spec in specs))
+    for spec in unique:
+        check_spec(spec)
+    return [
+        (spec, make_agent(spec, seed=None if seed is None else seed + i))
+        for i, spec in enumerate(unique)
+    ]
+
+
+def pool_from_specs(
+    specs: Sequence[str],
+    strategy: str = "uniform",
+    max_snapshots: int = 20,
+    seed: int | None = 0,
+    **options: float,
+) -> OpponentPool:
+    """An :class:`OpponentPool` whose fixed members are the agents ``specs`` name."""
+    pool = OpponentPool(strategy=strategy, max_snapshots=max_snapshots, **options)
+    for name, agent in spec_opponents(specs, seed):
+        pool.add(name, agent)
+    return pool
+
+
+def curriculum_from_specs(
+    specs: Sequence[str], threshold: float = 0.7, window: int = 100, seed: int | None = 0
+) -> Curriculum:
+    """A :class:`Curriculum` over the agents ``specs`` name, weakest first."""
+    Curriculum.check_settings(threshold, window)  # before any agent is built
+    return Curriculum(spec_opponents(specs, seed), threshold=threshold, window=window)
+
+
+__all__ = ["curriculum_from_specs", "pool_from_specs", "spec_opponents"]

@@ -1,0 +1,27 @@
+"""Game review: any agent annotates a whole game (values, best moves, losses, marks).
+
+:func:`~agents.review.core.review_record` and
+:func:`~agents.review.core.review_game` do the work (:mod:`agents.review.core`);
+:mod:`agents.review.output` writes the JSON, the annotated record and the value
+graph; ``yinsh-review`` is :mod:`agents.review.cli`;
+:func:`~agents.review.notebook.review` is the notebook's entry; the web app runs
+reviews as bounded jobs (:mod:`agents.web.reviews`).
+"""
+
+from .core import MARKS, Decision, Review, check_values, mark_of, review_game, review_record
+from .notebook import review
+from .output import annotated_text, plot_values, save_review
+
+__all__ = [
+    "MARKS",
+    "Decision",
+    "Review",
+    "annotated_text",
+    "check_values",
+    "mark_of",
+    "plot_values",
+    "review",
+    "review_game",
+    "review_record",
+    "save_review",
+]

@@ -1,0 +1,293 @@
+"""Self-play for sb3-contrib's MaskablePPO: frozen snapshots, the opponent sampler, a profile.
+
+:mod:`train.sb3_maskable_ppo` ``--self-play`` uses these; they work with any
+MaskablePPO model on :class:`~yinsh_env.gym_env.YinshGymEnv`:
+
+* :class:`PolicySnapshot`: a deep copy of the learner's policy, in eval
+  mode with gradients off, that plays as an opponent (an
+  :class:`~agents.base.Agent`); training the learner never changes it.
+* :class:`SelfPlayCallback`: adds a snapshot to an
+  :class:`~yinsh_env.opponents.OpponentPool` when training starts and every
+  ``every`` learner steps, and prints a progress line every ``report_every``
+  steps: the learner's score against each opponent met since the last line
+  (the training curve), the curriculum's stage, steps per second.
+* :func:`build_sampler`: the pool, curriculum or league the command line asks for.
+* :class:`TimedVecEnv` and :class:`Profile`: where the time goes, the
+  environments (with the opponents' moves) against the policy's forward
+  passes while collecting and PPO's updates.
+
+The vector environment must keep its environments in this process (SB3's
+``DummyVecEnv``, the default) so that they share one sampler and see the
+snapshots the callback adds; on 2 cores, processes would only add copying.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+from agents.league import curriculum_from_specs, pool_from_specs
+from yinsh_env.observation import encode
+from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
+from yinsh_env.state import State
+
+from .library_agent import LibraryPolicyAgent
+
+T = TypeVar("T")
+
+try:
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'self-play with MaskablePPO needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
+    ) from exc
+
+
+def policy_probabilities(policy: Any, state: State) -> np.ndarray:
+    """A MaskablePPO policy's probabilities over all actions for ``state``, 0 where illegal."""
+    mask = state.legal_mask().astype(bool)
+    observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
+    with torch.no_grad():
+        probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
+    return probs.numpy().astype(np.float64) * mask
+
+
+class PolicySnapshot(LibraryPolicyAgent):
+    """A frozen copy of a MaskablePPO policy as an opponent (samples by default).
+
+    The copy is made on the CPU; it shares nothing with the learner.
+
+    ``seconds`` adds up the time its forward passes take (the profile's share
+    of the network inside the environments).
+    """
+
+    def __init__(self, policy: Any, seed: int | None = None, greedy: bool = False) -> None:
+        super().__init__(seed, greedy, torch.get_num_threads())
+        # A new policy from the learner's constructor arguments and weights (a deep
+        # copy would also copy the last action distribution, which torch refuses).
+        self.policy = type(policy)(**policy._get_constructor_parameters())
+        self.policy.load_state_dict(policy.state_dict())
+        self.policy.optimizer = None  # the copy never trains: no Adam state to keep
+        self.policy.set_training_mode(False)
+        for parameter in self.policy.parameters():
+            parameter.requires_grad_(False)
+        self.seconds = 0.0
+
+    def legal_probabilities(self, state: State) -> np.ndarray:
+        start = time.perf_counter()
+        probs = policy_probabilities(self.policy, state)
+        self.seconds += time.perf_counter() - start
+        return probs
+
+
+def build_sampler(
+    opponents: Sequence[str],
+    self_play: bool = False,
+    curriculum: Sequence[str] = (),
+    strategy: str = "pfsp",
+    max_snapshots: int = 10,
+    threshold: float = 0.7,
+    window: int = 100,
+    curriculum_share: float = 0.5,
+    seed: int = 0,
+) -> OpponentSampler:
+    """The learner's opponents: a pool (``opponents`` plus snapshots when ``self_play``),
+    a curriculum, or a league of both (``curriculum_share`` of the episodes to the latter)."""
+    if not (opponents or self_play or curriculum):
+        raise ValueError("no opponents: name some, a curriculum, or self-play")
+    ladder = (
+        curriculum_from_specs(curriculum, threshold, window, seed=seed + 1000)
+        if curriculum
+        else None
+    )
+    pool = None
+    if opponents or self_play:
+        pool = pool_from_specs(opponents, strategy, max_snapshots, seed=seed)
+    if ladder is None:
+        assert pool is not None
+        return pool
+    if pool is None:
+        return ladder
+    return League([(curriculum_share, ladder), (1.0 - curriculum_share, pool)])
+
+
+def _member(sampler: OpponentSampler, kind: type[T]) -> T | None:
+    """The sampler if it is a ``kind``, else its league's first member that is one."""
+    if isinstance(sampler, kind):
+        return sampler
+    if isinstance(sampler, League):
+        return next((m for _, m in sampler.members if isinstance(m, kind)), None)
+    return None
+
+
+def snapshot_pool(sampler: OpponentSampler) -> OpponentPool | None:
+    """The pool that takes the learner's snapshots: the sampler or its league's pool."""
+    return _member(sampler, OpponentPool)
+
+
+def curriculum_of(sampler: OpponentSampler) -> Curriculum | None:
+    """The curriculum: the sampler or its league's."""
+    return _member(sampler, Curriculum)
+
+
+@dataclass
+class _Seen:
+    games: int = 0
+    score: float = 0.0
+
+
+class SelfPlayCallback(BaseCallback):
+    """Snapshots into ``pool`` every ``every`` steps (none without a pool); progress lines.
+
+    Args:
+        sampler: the environments' sampler (its members' records make the lines).
+        pool: where snapshots go; ``None`` takes none.
+        every: learner steps between snapshots (one more when training starts,
+            unless :meth:`snapshot` took one before).
+        report_every: learner steps between progress lines (0: none).
+        write: where the lines go.
+    """
+
+    def __init__(
+        self,
+        sampler: OpponentSampler,
+        pool: OpponentPool | None,
+        every: int = 20_000,
+        report_every: int = 10_000,
+        write: Callable[[str], Any] = print,
+    ) -> None:
+        super().__init__()
+        if every < 1 or report_every < 0:
+            raise ValueError(f"every >= 1 and report_every >= 0, not {every}, {report_every}")
+        self.sampler = sampler
+        self.pool = pool
+        self.every = every
+        self.report_every = report_every
+        self.write = write
+        self.snapshots: list[PolicySnapshot] = []
+        self._last_snapshot = 0
+        self._last_report = 0
+        self._seen: dict[int, _Seen] = {}
+        self._start = time.perf_counter()
+
+    def snapshot(self, policy: Any, step: int) -> PolicySnapshot:
+        """Freeze ``policy`` into the pool as ``snapshot@STEP``.
+
+        Call it once before ``learn`` when the pool starts empty: the
+        environments choose their first opponents before any callback runs.
+        """
+        if self.pool is None:
+            raise ValueError("this callback has no pool to take snapshots")
+        snapshot = PolicySnapshot(policy, seed=len(self.snapshots))
+        self.pool.add_snapshot(snapshot, step)
+        self.snapshots.append(snapshot)
+        self._last_snapshot = step
+        return snapshot
+
+    def _on_training_start(self) -> None:
+        self._start = time.perf_counter()
+        self._last_report = self.num_timesteps
+        if self.pool is not None and not self.snapshots:
+            self.snapshot(self.model.policy, self.num_timesteps)
+
+    def _on_step(self) -> bool:
+        if self.pool is not None and self.num_timesteps - self._last_snapshot >= self.every:
+            self.snapshot(self.model.policy, self.num_timesteps)
+        if self.report_every and self.num_timesteps - self._last_report >= self.report_every:
+            self.write(self.progress_line())
+            self._last_report = self.num_timesteps
+        return True
+
+    def progress_line(self) -> str:
+        """Steps, time, and the learner's score per opponent met since the last line."""
+        elapsed = time.perf_counter() - self._start
+        parts = []
+        for entry in getattr(self.sampler, "entries", []):
+            seen = self._seen.setdefault(id(entry), _Seen())
+            games, score = entry.games - seen.games, entry.score - seen.score
+            seen.games, seen.score = entry.games, entry.score
+            if games:
+                parts.append(f"{entry.name} {score / games:.2f} ({games})")
+        line = (
+            f"step {self.num_timesteps} {elapsed:.0f}s "
+            f"{self.num_timesteps / max(elapsed, 1e-9):.0f}/s | score "
+            + (", ".join(parts) or "no games ended")
+        )
+        ladder = curriculum_of(self.sampler)
+        if ladder is not None:
+            line += f" | stage {ladder.current.name}"
+        return line
+
+
+class TimedVecEnv(VecEnvWrapper):
+    """Adds up the seconds spent stepping and resetting the wrapped environments."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self.seconds = 0.0
+
+    def reset(self) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.venv.reset()
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def step_wait(self) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.venv.step_wait()
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+class Profile(BaseCallback):
+    """Collecting against updating: add it to ``learn``'s callbacks, read :meth:`summary`.
+
+    The environments' time (``env``) includes the opponents' moves; the
+    snapshots' own forward passes are counted apart (``snapshots``).
+    """
+
+    def __init__(self, env: TimedVecEnv, snapshots: Sequence[PolicySnapshot] = ()) -> None:
+        super().__init__()
+        self.env = env
+        self.snapshots = snapshots
+        self.collecting = 0.0
+        self.total = 0.0
+        self._mark = self._began = time.perf_counter()
+
+    def _on_training_start(self) -> None:
+        self._began = time.perf_counter()
+
+    def _on_rollout_start(self) -> None:
+        self._mark = time.perf_counter()
+
+    def _on_rollout_end(self) -> None:
+        self.collecting += time.perf_counter() - self._mark
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        self.total = time.perf_counter() - self._began
+
+    def summary(self, steps: int) -> str:
+        """One line: steps per second and the shares of the time."""
+        env = self.env.seconds
+        opponents = sum(s.seconds for s in self.snapshots)
+        policy = max(self.collecting - env, 0.0)
+        updates = max(self.total - self.collecting, 0.0)
+        share = 100.0 / max(self.total, 1e-9)
+        return (
+            f"profile: {steps} steps in {self.total:.1f}s ({steps / max(self.total, 1e-9):.0f}/s); "
+            f"environments {env:.1f}s ({env * share:.0f}%; snapshot opponents' network "
+            f"{opponents:.1f}s of it), learner's forward passes while collecting "
+            f"{policy:.1f}s ({policy * share:.0f}%), PPO updates {updates:.1f}s "
+            f"({updates * share:.0f}%)"
+        )

@@ -1,0 +1,104 @@
+"""MaskablePPO warm-started from the shipped network (``--warm-start``).
+
+The project's network (:class:`~train.network.PolicyValueNet`, the weights
+``pretrained`` plays) becomes the whole policy: :class:`PretrainedNet`, the
+features extractor, runs it and hands on its 2,142 action logits and its
+value head's hidden layer; :class:`PretrainedPolicy` reads the logits as
+they are (no new layer in between, so before any update the policy *is*
+``pretrained:sims=0``) and a value layer initialised from the network's
+own.  PPO then fine-tunes every weight.  Batch normalisation keeps the
+statistics it was trained with (its layers stay in eval mode): PPO's small,
+correlated batches would otherwise replace them.
+
+A saved model names these classes and, by default, the shipped weights, so
+``sb3:path=MODEL.zip`` loads it like any other (the weights in the zip
+replace the shipped ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from yinsh_env.actions import N_ACTIONS
+
+from .checkpoint import load_model
+from .pretrained import WEIGHTS
+
+try:
+    from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'the warm start needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
+    ) from exc
+
+
+class PretrainedNet(BaseFeaturesExtractor):
+    """The shipped network (or the checkpoint at ``path``): logits, then value features."""
+
+    def __init__(self, observation_space: Any, path: str | None = None) -> None:
+        net, _, _ = load_model(path or WEIGHTS)
+        super().__init__(observation_space, N_ACTIONS + net.config.value_hidden)
+        self.net = net
+        self.value_hidden = net.config.value_hidden
+
+    def train(self, mode: bool = True) -> PretrainedNet:
+        """Batch norm stays in eval mode, whatever ``mode``: its statistics are kept."""
+        super().train(mode)
+        for module in self.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.eval()
+        return self
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        net = self.net  # PolicyValueNet.forward's steps, the tower run once for both heads
+        x = net.tower(net.stem(observations["observation"].float().permute(0, 3, 1, 2)))
+        pooled = net._pool(x)
+        logits = net._logits(net.policy_planes(net.policy_conv(x)), net.pass_logit(pooled))
+        return torch.cat([logits, net.value_fc(pooled)], dim=1)
+
+
+class _Logits(nn.Module):
+    """The features' first 2,142 entries: the network's own action logits."""
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, :N_ACTIONS]
+
+
+class _Value(nn.Linear):
+    """A linear value over the network's value features, started from its value layer."""
+
+    def __init__(self, value_out: nn.Linear) -> None:
+        super().__init__(value_out.in_features, 1)
+        self.load_state_dict(value_out.state_dict())
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return super().forward(features[:, N_ACTIONS:])
+
+
+class PretrainedPolicy(MaskableMultiInputActorCriticPolicy):
+    """MaskablePPO's policy with :class:`PretrainedNet` as everything but the value layer."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", PretrainedNet)
+        kwargs["net_arch"] = []  # the logits go straight to the distribution
+        kwargs["ortho_init"] = False  # orthogonal init would overwrite the network
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        extractor = self.features_extractor
+        assert isinstance(extractor, PretrainedNet)
+        self.action_net = _Logits()
+        self.value_net = _Value(extractor.net.value_out)
+        self.optimizer = self.optimizer_class(
+            self.parameters(),
+            lr=lr_schedule(1),  # type: ignore[call-arg]
+            **self.optimizer_kwargs,
+        )
+
+
+__all__ = ["PretrainedNet", "PretrainedPolicy"]
