@@ -26,6 +26,7 @@ from yinsh_env import State
 from .base import Agent
 from .params import Fraction, Seconds, Sims, checked
 from .search import UCT, Analysis, RolloutEvaluator, Search, run_searches
+from .search.budget import UNBOUNDED
 
 
 class MCTSAgent(Agent):
@@ -74,7 +75,7 @@ class MCTSAgent(Agent):
         search = Search(
             state.copy(),
             self.rules,
-            self.sims,
+            UNBOUNDED if self.time_budget else self.sims,
             self._np_rng,
             make_leaf=self.evaluator.leaf,
             solver=True,

@@ -43,7 +43,9 @@ def bench(config_path: str, config: Config, games: int, threads: int) -> None:
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network)
     device = resolve_device(config.device)
-    evaluator = make_evaluator(model, device, config.inference, amp=config.amp)
+    evaluator = make_evaluator(
+        model, device, config.inference, amp=config.amp, precision=config.inference_precision
+    )
     seeds = [game_seed(config.seed, 0, g) for g in range(games)]
     start = time.perf_counter()
     result = play_games(evaluator, seeds, config.search, config.selfplay)
@@ -56,7 +58,7 @@ def bench(config_path: str, config: Config, games: int, threads: int) -> None:
         f"{config.search.simulations}/{config.selfplay.fast_simulations} simulations "
         f"(full search p={config.selfplay.full_search_prob}), "
         f"{config.selfplay.games_in_flight} games in flight, device {device}, {threads} thread(s), "
-        f"inference {type(evaluator).__name__}"
+        f"inference {type(evaluator).__name__} {config.inference_precision}"
     )
     print(f"  {games} games, {moves} moves in {seconds:.1f} s")
     print(f"  moves/s              {moves / seconds:10.1f}")

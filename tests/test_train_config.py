@@ -125,6 +125,7 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     # Nothing lost, same types; keys added since take their defaults.
     added = {
         "inference": "auto",
+        "inference_precision": "fp32",
         "init": {"weights": None, "cpu_s": None},
         "network": {**data["network"], "opponent_policy": False},
         "search": {**data["search"], "forced_playouts": 0.0},
@@ -150,6 +151,7 @@ def test_sections_validate_on_construction_and_replace() -> None:
         ("eval.opponents=[bogus]", r"eval.opponents\[0\]: unknown agent 'bogus'"),
         ("eval.opponents=[random, 'greedy:depht=2']", "unknown parameter 'depht'"),
         ("device=cuda:7", "device: 'cuda:7' asked for"),
+        ("inference=torch|inference_precision=int8", "inference_precision: int8 runs in ONNX"),
     ],
 )
 def test_what_only_the_machine_can_tell_is_checked_before_a_run(
@@ -157,7 +159,7 @@ def test_what_only_the_machine_can_tell_is_checked_before_a_run(
 ) -> None:
     if override.startswith("device") and torch.cuda.device_count() > 7:
         pytest.skip("this machine has that CUDA device")
-    config = load_config(_write(tmp_path, ""), [override])  # a valid config on its own
+    config = load_config(_write(tmp_path, ""), override.split("|"))  # valid on its own
     with pytest.raises(ConfigError, match=message):
         check_runnable(config)
 

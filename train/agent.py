@@ -1,11 +1,17 @@
 """The network agent: a trained checkpoint playing through the common Agent interface.
 
-Spec ``net:path=P[,sims=N]``: ``P`` is a checkpoint file or a run directory
-(its newest complete checkpoint).  ``sims=0`` plays the raw policy's most
-likely legal action; ``sims > 0`` runs the checkpoint's search (without
-exploration noise) for that many simulations.  A missing or corrupt
-checkpoint, or one with NaN or infinite weights, fails when the agent is
-built (:mod:`train.checkpoint`), so the arena stops before any game.
+Spec ``net:path=P[,sims=N][,time=SECONDS]``: ``P`` is a checkpoint file or a
+run directory (its newest complete checkpoint).  ``sims=0`` plays the raw
+policy's most likely legal action; ``sims > 0`` runs the checkpoint's search
+(without exploration noise) for that many simulations; ``time > 0`` searches
+for that many seconds of wall clock instead, whatever the machine's load
+(simulations planned from the measured rate: :mod:`agents.search.budget`).
+Simulations are the default, so seeded games reproduce.  ``precision=int8``
+runs the network's convolutions in int8 (:mod:`train.quantize`; ``auto``: int8
+where ONNX Runtime runs the network); ``net`` keeps float by default (the
+trainer's evaluation plays ``net`` specs), ``pretrained`` takes ``auto``.  A missing
+or corrupt checkpoint, or one with NaN or infinite weights, fails when the
+agent is built (:mod:`train.checkpoint`), so the arena stops before any game.
 
 Building the agent sets torch's thread count for the process (``threads``,
 default 1): evaluating one position at a time gains nothing from more
@@ -15,21 +21,30 @@ threads, and idle threads spinning on a busy machine slow it down many times.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from time import perf_counter
+from typing import Final
 
 import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.params import Backend, Device, OptionalSims, PathText, Threads, checked
+from agents.params import Backend, Device, OptionalSims, PathText, Seconds, Threads, checked
 from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
+from agents.search.budget import SimulationRate
+from agents.search.cache import EvaluationCache
 from yinsh_env.state import State
 
 from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
 from .inference import resolve_device
-from .mcts import network_search
-from .onnx_inference import make_evaluator
+from .mcts import network_search, search_rules
+from .onnx_inference import Precision, make_evaluator
 from .preflight import check_device
+
+#: The share of a time budget the search plans for: the rest covers choosing
+#: the move and the simulation under way when the deadline passes.
+TIME_SHARE: Final = 0.95
 
 
 class NetAgent(Agent):
@@ -44,6 +59,8 @@ class NetAgent(Agent):
         device: Device = "cpu",
         threads: Threads = 1,
         backend: Backend = "auto",
+        precision: Precision = "fp32",
+        time: Seconds = 0.0,
     ) -> None:
         super().__init__(seed)
         check_device(device)
@@ -53,8 +70,22 @@ class NetAgent(Agent):
         #: The variant it was trained for: the arena refuses to pair it with another.
         self.rings_to_win = config.selfplay.rings_to_win
         self.sims = sims
+        #: Seconds a decision searches (0: ``sims`` simulations instead).
+        self.time_budget = time
+        #: The clock a time budget is measured on (a test may give a fake one).
+        self.clock: Callable[[], float] = perf_counter
+        self.rate = SimulationRate()
+        #: Simulations of the last search.
+        self.last_sims = 0
         torch.set_num_threads(threads)
-        self.evaluator = make_evaluator(model, resolve_device(device), backend, threads=threads)
+        self.evaluator = make_evaluator(
+            model, resolve_device(device), backend, threads=threads, precision=precision
+        )
+        #: The precision the network runs in (``auto`` resolved: int8 in ONNX Runtime).
+        self.precision: str = getattr(self.evaluator, "precision", "fp32")
+        #: What the search asks: the network, each position once while remembered
+        #: (a position the previous decision's search reached is not evaluated again).
+        self.cache = EvaluationCache(self.evaluator)
         self.np_rng = np.random.default_rng(seed)
         self._identity: str | None = None
 
@@ -82,47 +113,67 @@ class NetAgent(Agent):
         if self._identity is None:
             digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
             parts = [f"net:sha256={digest[:16]}", f"sims={self.sims}"]
-            time_budget = getattr(self, "time_budget", 0.0)
-            if time_budget:
-                parts.append(f"time={time_budget:g}")
-            precision = getattr(self, "precision", "fp32")
-            if precision != "fp32":
-                parts.append(f"precision={precision}")
+            if self.time_budget:
+                parts.append(f"time={self.time_budget:g}")
+            if self.precision != "fp32":
+                parts.append(f"precision={self.precision}")
             self._identity = ",".join(parts)
         return self._identity
 
     def act(self, state: State) -> int:
-        return self._choose(state, self.sims)
+        return self._choose(state, self.sims, self.time_budget)
 
     def act_with_budget(
         self, state: State, sims: int | None = None, time: float | None = None
     ) -> int:
-        """:meth:`act` with ``sims`` simulations instead of the spec's (``go sims=N``).
+        """:meth:`act` with ``sims`` simulations or ``time`` seconds instead of the spec's.
 
-        A time budget is not honoured: a search's cost is its simulations.
+        The engine protocol's ``go sims=N`` and ``go time=SECONDS``; a time wins
+        over simulations, as for ``mcts``.
         """
-        return self._choose(state, self.sims if sims is None else max(0, sims))
+        if time is not None:
+            return self._choose(state, self.sims, max(time, 1e-3))
+        if sims is not None:
+            return self._choose(state, max(0, sims), 0.0)
+        return self.act(state)
 
-    def _choose(self, state: State, sims: int) -> int:
+    def _choose(self, state: State, sims: int, seconds: float) -> int:
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
-        if sims == 0:
-            logits, _ = self.evaluator([network_leaf(state)])
+        if sims == 0 and seconds == 0:
+            logits, _ = self.cache([network_leaf(state)])
             return legal[int(np.argmax(logits[0]))]
-        return self._search(state, sims).best_action()
+        return self._search(state, sims, seconds).best_action()
 
-    def _search(self, state: State, sims: int) -> Search:
-        search = network_search(state.copy(), self.search_config, sims, self.np_rng)
-        run_searches([search], self.evaluator)
+    def _search(self, state: State, sims: int, seconds: float = 0.0) -> Search:
+        """``sims`` simulations, or as many as ``seconds`` of wall clock allow."""
+        if not seconds:
+            search = network_search(state.copy(), self.search_config, sims, self.np_rng)
+            run_searches([search], self.cache)
+            self.last_sims = search.done_simulations
+            return search
+        start = self.clock()
+        budget = seconds * TIME_SHARE
+        search = Search(
+            state.copy(),
+            search_rules(self.search_config),
+            self.rate.plan(budget),
+            self.np_rng,
+            deadline=start + budget,
+            clock=self.clock,
+        )
+        run_searches([search], self.cache)
+        self.last_sims = search.done_simulations
+        self.rate.record(search.done_simulations, self.clock() - start)
         return search
 
     def analyse(self, state: State) -> Analysis:
         """The raw policy and value (``sims=0``), or the search's visits and Q per action."""
-        if self.sims > 0:
-            return self._search(state, self.sims).analysis()
+        if self.sims > 0 or self.time_budget > 0:
+            return self._search(state, self.sims, self.time_budget).analysis()
         leaf = network_leaf(state)
-        logits, values = self.evaluator([leaf])
+        logits, values = self.cache([leaf])
         probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
         lines = tuple(ActionStats(int(a), float(p), 0, None) for a, p in zip(leaf.actions, probs))
         best = int(leaf.actions[int(np.argmax(logits[0]))])

@@ -319,6 +319,11 @@ class Config:
     #: positions/s of PyTorch on the CPU; ``pip install 'yinsh[onnx]'``),
     #: ``torch``, or ``auto`` (ONNX Runtime on the CPU where installed).
     inference: Literal["auto", "torch", "onnx"] = "auto"
+    #: Arithmetic of the ONNX Runtime network in self-play: ``fp32``, or ``int8``
+    #: convolutions (about 2x the positions/s, calibrated on the iteration's
+    #: weights when the workers load them; :mod:`train.quantize`).  Int8 plays
+    #: other games than fp32 (its evaluations differ slightly); learning is fp32.
+    inference_precision: Literal["fp32", "int8"] = "fp32"
     #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or
     #: ``ray`` (Ray actors, configured in the ``ray`` section).
     backend: Literal["inprocess", "process", "ray"] = "inprocess"

@@ -42,7 +42,9 @@ def play_with_weights(
 ) -> SelfPlayResult:
     """Load ``weights`` into ``model`` and play one game per seed, leaves batched."""
     model.load_state_dict(weights)
-    evaluator = make_evaluator(model, device, config.inference, amp=config.amp)
+    evaluator = make_evaluator(
+        model, device, config.inference, amp=config.amp, precision=config.inference_precision
+    )
     result = play_games(evaluator, seeds, config.search, config.selfplay, first_index)
     result.network_seconds = evaluator.seconds
     result.network_positions = evaluator.positions

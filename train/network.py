@@ -27,6 +27,7 @@ pass               a linear unit over the pooled tower
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -88,6 +89,18 @@ def policy_gather() -> tuple[np.ndarray, np.ndarray]:
         plane = _MOVE_FROM + direction * _MAX_DISTANCE + distance - 1
         primary[MOVE_OFFSET + i] = plane * _CELLS + _cell(a)
         secondary[MOVE_OFFSET + i] = (_MOVE_TO + direction) * _CELLS + _cell(b)
+    return primary, secondary
+
+
+@lru_cache(maxsize=1)
+def raw_gather() -> tuple[np.ndarray, np.ndarray]:
+    """:func:`policy_gather` over all 2,142 actions, into :meth:`PolicyValueNet.raw_policy_value`'s
+    ``raw`` (the pass logit follows the padding zero)."""
+    primary, secondary = policy_gather()
+    zero = POLICY_PLANES * _CELLS
+    primary = np.append(primary, zero + 1)
+    secondary = np.append(secondary, zero)
+    primary.flags.writeable = secondary.flags.writeable = False
     return primary, secondary
 
 
@@ -157,10 +170,7 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, planes: Tensor, mask: Tensor | None = None) -> NetOutput:
         """``planes``: (B, 11, 11, 17) as encoded; ``mask``: (B, 2142) bool, True = legal."""
-        x = planes.permute(0, 3, 1, 2)
-        x = self.tower(self.stem(x))
-        pooled = self._pool(x)
-        features = self.policy_conv(x)
+        x, pooled, features = self._trunk(planes)
         logits = self._logits(self.policy_planes(features), self.pass_logit(pooled))
         if mask is not None:
             logits = logits.masked_fill(~mask, float("-inf"))
@@ -181,6 +191,26 @@ class PolicyValueNet(nn.Module):
         flat = F.pad(planes.flatten(1), (0, 1))  # the padding zero that non-move actions add
         board_logits = flat[:, self.gather_primary] + flat[:, self.gather_secondary]
         return torch.cat([board_logits, pass_logit], dim=1)
+
+    def raw_policy_value(self, planes: Tensor) -> tuple[Tensor, Tensor]:
+        """The policy before its gather, and the value: what ONNX inference exports.
+
+        ``raw[:, :-1]`` are the flattened policy planes and the padding zero,
+        ``raw[:, -1]`` the pass logit; action ``a``'s logit is
+        ``raw[:, primary[a]] + raw[:, secondary[a]]`` with :func:`raw_gather`'s
+        indices: the same sum :meth:`forward` makes.  Gathering only a leaf's
+        legal actions outside the graph spares the graph two gathers over all
+        2,142 actions per position.
+        """
+        _, pooled, features = self._trunk(planes)
+        flat = F.pad(self.policy_planes(features).flatten(1), (0, 1))  # as in _logits
+        raw = torch.cat([flat, self.pass_logit(pooled)], dim=1)
+        return raw, torch.tanh(self.value_out(self.value_fc(pooled))).squeeze(1)
+
+    def _trunk(self, planes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The tower's output, its pooled summary, and the policy head's features."""
+        x = self.tower(self.stem(planes.permute(0, 3, 1, 2)))
+        return x, self._pool(x), self.policy_conv(x)
 
     def _pool(self, x: Tensor) -> Tensor:
         """Mean and max of the tower's features over the 85 board points."""

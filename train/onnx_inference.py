@@ -11,21 +11,28 @@ extra); :func:`make_evaluator` falls back to PyTorch without it, or on a GPU.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import io
+import time
 import warnings
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Final, Literal
 
 import numpy as np
 import torch
 
+from agents.search import Leaf
 from yinsh_env.observation import GRID, N_PLANES
 
 from .inference import NetworkEvaluator
-from .network import PolicyValueNet
+from .network import PolicyValueNet, raw_gather
 
 #: Who runs the network: ``auto`` is ONNX Runtime where installed, else PyTorch.
 Backend = Literal["auto", "torch", "onnx"]
+#: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions (:mod:`train.quantize`);
+#: ``auto``: int8 where the network runs in ONNX Runtime, else float.
+Precision = Literal["auto", "fp32", "int8"]
 
 
 def onnx_available() -> bool:
@@ -45,9 +52,24 @@ class PolicyValue(torch.nn.Module):
         return out.policy, out.value
 
 
+class RawPolicyValue(torch.nn.Module):
+    """The policy before its gather, and the value (:meth:`PolicyValueNet.raw_policy_value`)."""
+
+    def __init__(self, model: PolicyValueNet) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.model.raw_policy_value(planes)
+
+
 def export_onnx(model: PolicyValueNet) -> bytes:
-    """The model (eval mode) as an ONNX graph with a dynamic batch dimension."""
-    wrapper = PolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
+    """The model (eval mode) as an ONNX graph with a dynamic batch dimension.
+
+    Its outputs are ``raw`` (the policy planes and the pass logit, before the
+    gather into actions: :func:`train.network.raw_gather`) and ``value``.
+    """
+    wrapper = RawPolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
     example = torch.zeros(1, GRID, GRID, N_PLANES)
     buffer = io.BytesIO()
     with warnings.catch_warnings():  # the exporter's notes on constant folding
@@ -57,31 +79,93 @@ def export_onnx(model: PolicyValueNet) -> bytes:
             (example,),
             buffer,  # type: ignore[arg-type]  # file-like objects work (torch's docs)
             input_names=["planes"],
-            output_names=["policy", "value"],
-            dynamic_axes={"planes": {0: "batch"}, "policy": {0: "batch"}, "value": {0: "batch"}},
+            output_names=["raw", "value"],
+            dynamic_axes={"planes": {0: "batch"}, "raw": {0: "batch"}, "value": {0: "batch"}},
             dynamo=False,
         )
     return buffer.getvalue()
 
 
-class OnnxEvaluator(NetworkEvaluator):
-    """:class:`NetworkEvaluator` whose forward pass runs in ONNX Runtime (CPU)."""
+#: Int8 graphs of this process, by the SHA-256 of their float graph (oldest first).
+_INT8_GRAPHS: dict[bytes, bytes] = {}
+_INT8_KEPT: Final = 4
 
-    def __init__(self, model: PolicyValueNet, threads: int = 1) -> None:
+
+class OnnxEvaluator(NetworkEvaluator):
+    """:class:`NetworkEvaluator` whose forward pass runs in ONNX Runtime (CPU).
+
+    ``precision="int8"`` runs the tower's convolutions in int8
+    (:mod:`train.quantize`), calibrated on positions of the network's own
+    raw-policy games, played with the float graph when the evaluator is built.
+    The process keeps the last few int8 graphs, keyed by the float graph, so a
+    second agent on the same network (an arena, the web app) is built at once.
+    """
+
+    def __init__(self, model: PolicyValueNet, threads: int = 1, precision: str = "fp32") -> None:
         super().__init__(model, torch.device("cpu"))
+        self.precision = precision_name(precision)
+        if self.precision == "auto":
+            self.precision = "int8"
+        self.threads = threads
+        graph = export_onnx(self.model)
+        if self.precision == "int8":
+            graph = self._int8(graph)
+        self.session = self._session(graph)
+
+    def _int8(self, graph: bytes) -> bytes:
+        from .quantize import calibration_planes, quantize_int8
+
+        key = hashlib.sha256(graph).digest()
+        int8 = _INT8_GRAPHS.get(key)
+        if int8 is None:
+            self.session = self._session(graph)
+            int8 = quantize_int8(graph, calibration_planes(self))
+            self.reset_timers()
+            while len(_INT8_GRAPHS) >= _INT8_KEPT:
+                del _INT8_GRAPHS[next(iter(_INT8_GRAPHS))]
+            _INT8_GRAPHS[key] = int8
+        return int8
+
+    def _session(self, graph: bytes) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only
-        self.session = ort.InferenceSession(
-            export_onnx(self.model), options, providers=["CPUExecutionProvider"]
-        )
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+    def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
+        """The evaluator's answer in numpy alone: no tensors on the way in or out.
+
+        One leaf's planes go in as a view; each leaf's legal logits are
+        gathered from the graph's raw policy (the sums the network's own
+        gather makes, for the legal actions only).
+        """
+        start = time.perf_counter()
+        if len(leaves) == 1:
+            planes = leaves[0].planes[None]  # type: ignore[index]
+        else:
+            planes = np.stack([leaf.planes for leaf in leaves])  # type: ignore[misc]
+        forward_start = time.perf_counter()
+        raw, values = self.session.run(None, {"planes": planes})
+        forward_end = time.perf_counter()
+        primary, secondary = raw_gather()
+        logits = []
+        for row, leaf in zip(raw, leaves):
+            actions = leaf.actions
+            logits.append(row[primary[actions]] + row[secondary[actions]])
+        end = time.perf_counter()
+        self.forward_seconds += forward_end - forward_start
+        self.seconds += end - start
+        self.positions += len(leaves)
+        self.batches += 1
+        return logits, values
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        policy, value = self.session.run(None, {"planes": np.ascontiguousarray(planes.numpy())})
-        return torch.from_numpy(policy), torch.from_numpy(value)
+        raw, value = self.session.run(None, {"planes": np.ascontiguousarray(planes.numpy())})
+        primary, secondary = raw_gather()
+        return torch.from_numpy(raw[:, primary] + raw[:, secondary]), torch.from_numpy(value)
 
 
 def backend_name(text: str) -> Backend:
@@ -91,20 +175,35 @@ def backend_name(text: str) -> Backend:
     return text  # type: ignore[return-value]
 
 
+def precision_name(text: str) -> Precision:
+    """``text`` as a :data:`Precision`; ValueError naming it otherwise."""
+    if text not in ("auto", "fp32", "int8"):
+        raise ValueError(f"inference precision {text!r}: expected auto, fp32 or int8")
+    return text  # type: ignore[return-value]
+
+
 def make_evaluator(
     model: PolicyValueNet,
     device: torch.device,
     backend: Backend = "auto",
     amp: bool = False,
     threads: int = 1,
+    precision: Precision = "fp32",
 ) -> NetworkEvaluator:
-    """ONNX Runtime where asked or (``auto``) where installed and on the CPU; else PyTorch."""
+    """ONNX Runtime where asked or (``auto``) where installed and on the CPU; else PyTorch.
+
+    ``precision="int8"`` needs ONNX Runtime (and the CPU); ``auto`` is int8 where
+    ONNX Runtime runs the network, float in PyTorch.
+    """
     backend = backend_name(backend)
+    precision = precision_name(precision)
     cpu = device.type == "cpu"
     if backend == "onnx" and not (cpu and onnx_available()):
         raise ValueError(
             "inference backend 'onnx' needs the CPU and onnxruntime (pip install 'yinsh[onnx]')"
         )
+    if backend == "torch" and precision == "int8":
+        raise ValueError("inference precision 'int8' runs in ONNX Runtime, not backend 'torch'")
     if backend == "onnx" or (backend == "auto" and cpu and not amp and onnx_available()):
-        return OnnxEvaluator(model, threads)
+        return OnnxEvaluator(model, threads, "int8" if precision == "auto" else precision)
     return NetworkEvaluator(model, device, amp=amp)

@@ -52,6 +52,13 @@ def check_runnable(config: Config) -> None:
             check_spec(spec)
         except AgentSpecError as exc:
             raise ConfigError(f"eval.opponents[{i}]: {exc}") from None
+    if config.inference_precision == "int8" and (
+        config.inference == "torch" or importlib.util.find_spec("onnxruntime") is None
+    ):
+        raise ConfigError(
+            "inference_precision: int8 runs in ONNX Runtime: needs inference auto or onnx and "
+            'the onnx extra (pip install -e ".[onnx]")'
+        )
     if config.eval.db is not None:
         try:
             check_db(config.eval.db)

@@ -6,7 +6,12 @@ machine, in how much time, and how it scored), loadable by everything that
 loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
 :data:`DEFAULT_SIMS` simulations of its search, sized to take no longer per
 decision than ``alphabeta:depth=3`` (about 80 ms on a 2-core machine);
-``pretrained:sims=0`` plays the raw policy (under a millisecond per decision).
+``pretrained:sims=0`` plays the raw policy (under a millisecond per decision);
+``pretrained:time=0.1`` searches for 0.1 s of wall clock a decision instead.
+Its network runs in int8 where ONNX Runtime runs it (``precision=auto``;
+``precision=fp32`` for the float network): as strong at equal simulations
+(200-2-198 over 400 games against float at 64 simulations) and about 1.5x
+the simulations a CPU second (``python -m benchmarks.bench_limit``).
 
 Making one from a run (docs/guide/pretrained.md says how the shipped one
 was made)::
@@ -31,7 +36,7 @@ from pydantic import AfterValidator
 
 from agents.cli_args import any_path, input_file, number_in, output_file
 from agents.evaluation.version import machine
-from agents.params import Backend, Device, OptionalSims, Threads, checked
+from agents.params import Backend, Device, OptionalSims, Seconds, Threads, checked
 
 from .agent import NetAgent
 from .checkpoint import (
@@ -42,6 +47,7 @@ from .checkpoint import (
     slim_checkpoint,
 )
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
+from .onnx_inference import Precision
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
@@ -97,10 +103,12 @@ class PretrainedAgent(NetAgent):
         device: Device = "cpu",
         threads: Threads = 1,
         backend: Backend = "auto",
+        precision: Precision = "auto",
+        time: Seconds = 0.0,
         weights: WeightsName = "pretrained",
     ) -> None:
         path = str(weights_path(weights))
-        super().__init__(seed, path, sims, device, threads, backend)
+        super().__init__(seed, path, sims, device, threads, backend, precision, time)
 
 
 def metadata(path: str | Path | None = None) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from .scale import DEFAULT_SCALE_FILE, spec_identities
 from .version import code_version, machine
 
 SCALE_NAME = "yinsh-v1"
-#: The anchors, weakest first: budgeted by depth or simulations, never by time.
+#: The anchors, weakest first: budgeted by depth or simulations, never by time; the
+#: network in fp32 (int8 kernels differ between CPUs: an anchor plays the same moves anywhere).
 LADDER = (
     "random",
     "greedy:noise=1000",
@@ -44,10 +45,10 @@ LADDER = (
     "greedy:noise=100",
     "greedy",
     "alphabeta:depth=2",
-    "pretrained:weights=anchor-v1,sims=0",
+    "pretrained:weights=anchor-v1,sims=0,precision=fp32",
     "alphabeta:depth=3",
-    "pretrained:weights=anchor-v1,sims=32",
-    "pretrained:weights=anchor-v1,sims=256",
+    "pretrained:weights=anchor-v1,sims=32,precision=fp32",
+    "pretrained:weights=anchor-v1,sims=256,precision=fp32",
 )
 #: Anchors whose games take a second or more each: they play fewer games.
 COSTLY = frozenset(LADDER[7:])

@@ -43,6 +43,7 @@ def network_leaf(state: State, root: bool = False) -> Leaf:
         state.to_act,
         planes=encode(state),
         root=root,
+        key=state.key(),
     )
 
 
@@ -53,10 +54,12 @@ class Search:
     descending and undoes them before returning, so it is unchanged between
     calls.  ``root`` may be a subtree kept from the previous decision.  With
     ``solver`` the tree keeps MCTS-Solver proofs and stops once the root is
-    proven; with ``deadline`` (a :func:`time.perf_counter` time) it stops then
-    instead of after ``simulations``.  ``should_stop`` (by default the
-    condition of the enclosing :func:`~agents.search.stopping.stop_when`)
-    ends it early, after at least one simulation, with its best so far.
+    proven; with ``deadline`` (a time on ``clock``, :func:`time.perf_counter` by
+    default) it stops then if ``simulations`` are not done yet (a search on a
+    clock plans them: :class:`~agents.search.budget.SimulationRate`).
+    ``should_stop`` (by default the condition of the enclosing
+    :func:`~agents.search.stopping.stop_when`) ends it early, after at least
+    one simulation, with its best so far; a deadline is one more such condition.
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class Search:
         solver: bool = False,
         deadline: float = 0.0,
         should_stop: StopCondition | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.state = state
         self.rules = rules
@@ -82,6 +86,7 @@ class Search:
         self.solver = solver
         self.deadline = deadline
         self.should_stop = should_stop if should_stop is not None else current_stop()
+        self.clock = clock
         self.done_simulations = 0
         self._pending: tuple[Path, Leaf] | None = None
         self._plan = RootPlan(np.zeros(0))
@@ -96,11 +101,11 @@ class Search:
         done = self.done_simulations
         if self.solver and root.proven != UNPROVEN:
             return True  # the result is known: more simulations cannot change the choice
+        if done >= self.simulations:
+            return True
         if done > 0 and self.should_stop is not None and self.should_stop():
             return True  # cancelled (the protocol's stop): the best so far stands
-        if self.deadline:
-            return done > 0 and time.perf_counter() >= self.deadline
-        return done >= self.simulations
+        return bool(self.deadline) and done > 0 and self.clock() >= self.deadline
 
     def next_leaf(self) -> Leaf | None:
         """Run simulations until one needs an evaluation; None once the search is finished.

@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from .tree import Node, softmax
+from .visited import interior_edge, root_edge
 
 # --- scores ------------------------------------------------------------------------
 
@@ -124,6 +125,8 @@ class RootPlan:
     schedule: tuple[int, ...] = ()
     #: Whether the root was noised (a self-play search whose result is a target).
     noise: bool = False
+    #: Root edges by decreasing ``gumbel + logits``, first index first on ties (Gumbel only).
+    order: list[int] = field(default_factory=list)
 
 
 class Rules:
@@ -333,15 +336,20 @@ class Gumbel(Rules):
         n = len(root.actions)
         gumbel = rng.gumbel(size=n) if noise else np.zeros(n)
         schedule = considered_visits(min(self.considered, n), simulations)
-        return RootPlan(root.prior, gumbel, schedule)
+        order = np.argsort(-(gumbel + root.logits), kind="stable").tolist()
+        return RootPlan(root.prior, gumbel, schedule, order=order)
 
     def select_root(self, root: Node, plan: RootPlan, simulation: int) -> int:
-        return int(np.argmax(self.root_scores(root, plan.gumbel, plan.schedule[simulation])))
+        """``argmax(root_scores(...))``, computed over the visited edges (:mod:`.visited`)."""
+        return root_edge(root, plan.gumbel, plan.order, plan.schedule[simulation], self)
 
     def select(self, node: Node, visits_here: float) -> int:
-        """The edge whose visit share lags furthest behind the improved policy."""
-        policy = self.improved_policy(node)
-        return int(np.argmax(policy - node.visits / (1.0 + node.total_visits)))
+        """The edge whose visit share lags furthest behind the improved policy.
+
+        ``argmax(improved_policy(node) - visits / (1 + total visits))``, computed
+        over the visited edges (:func:`.visited.interior_edge`).
+        """
+        return interior_edge(node, self)
 
     def choose(
         self, root: Node, plan: RootPlan, temperature: float, rng: np.random.Generator

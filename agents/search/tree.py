@@ -49,6 +49,7 @@ class Node:
         "child_proven",
         "children",
         "logits",
+        "order",
         "player",
         "prior",
         "proven",
@@ -93,6 +94,8 @@ class Node:
         self.proven = proven
         #: Per edge, the player its child is proven for (kept only by a solving search).
         self.child_proven: np.ndarray | None = None
+        #: The edges by decreasing prior, once a selection asked (:mod:`.visited`).
+        self.order: list[int] | None = None
 
     @classmethod
     def evaluated(cls, leaf: Leaf, logits: np.ndarray, value: float) -> Node:
@@ -167,7 +170,9 @@ class Leaf:
     ``actions`` are the legal actions in the order the new node keeps;
     ``planes`` is the network's input (:func:`network_leaf`), ``state`` a copy
     of the position for evaluators that play on (rollouts); ``root`` tells an
-    evaluator that the leaf is the search's root.
+    evaluator that the leaf is the search's root; ``key`` identifies the
+    position exactly (:meth:`State.key`), for a cache of evaluations
+    (:mod:`.cache`).
     """
 
     actions: np.ndarray
@@ -177,6 +182,7 @@ class Leaf:
     root: bool = False
     #: The evaluator has no policy: the node takes the uniform prior (its logits are ignored).
     uniform: bool = False
+    key: tuple[int, ...] | None = None
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
