@@ -238,3 +238,20 @@ def test_spec_built_pools_and_curricula() -> None:
         pool_from_specs(["random", "no-such"])
     with pytest.raises(ValueError, match="threshold"):
         curriculum_from_specs(["random"], threshold=0)
+
+
+def test_a_snapshot_dropped_during_its_episode_still_gets_its_result() -> None:
+    """A pool full of snapshots drops one while an environment still plays against it."""
+    pool = OpponentPool("uniform", max_snapshots=1)
+    pool.add_snapshot(None, 0)
+    league = League([(1.0, pool)])
+    chosen = league.sample(np.random.default_rng(0))
+    pool.add_snapshot(None, 100)  # drops snapshot@0, whose game is under way
+    assert chosen not in pool and pool.names == ["snapshot@100"]
+    league.record(chosen, 1.0)  # counted for the dropped snapshot, no error
+    assert chosen.games == 1 and chosen.score == 1.0
+    newest = league.sample(np.random.default_rng(0))
+    league.record(newest, -1.0)
+    assert newest.games == 1 and newest.score == 0.0
+    pool.record(chosen, 0.0)  # a bare pool takes a dropped member's result too
+    assert chosen.games == 2

@@ -224,3 +224,70 @@ def test_the_modules_actions_step_both_environments_as_they_come() -> None:
         obs, _, terminated, _, _ = gym_env.step(module_actions(obs, explore=True)[turn % 3])
         if terminated:
             obs, _ = gym_env.reset()
+
+
+def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> None:
+    from types import SimpleNamespace
+
+    from train.rllib_league import SnapshotLeague, league_mapping
+
+    episodes = [SimpleNamespace(id_=f"episode-{i}") for i in range(400)]
+    alone = league_mapping("learner", [], self_share=0.0)
+    assert {alone(a, e) for e in episodes for a in ("player_0", "player_1")} == {"learner"}
+    mapping = league_mapping("learner", ["snapshot_0", "snapshot_1"], self_share=0.25)
+    pairs = [(mapping("player_0", e), mapping("player_1", e)) for e in episodes]
+    assert pairs == [(mapping("player_0", e), mapping("player_1", e)) for e in episodes]
+    selfplay = sum(p == ("learner", "learner") for p in pairs)
+    assert 60 < selfplay < 140  # about a quarter
+    others = [p for p in pairs if p != ("learner", "learner")]
+    assert all(p.count("learner") == 1 for p in others)
+    opponents = [name for p in others for name in p if name != "learner"]
+    assert opponents.count("snapshot_1") > opponents.count("snapshot_0") > 0  # newest most
+    assert {p.index("learner") for p in others} == {0, 1}  # both sides
+    with pytest.raises(ValueError, match="self_share"):
+        league_mapping("learner", [], self_share=1.5)
+
+    league = SnapshotLeague("learner", slots=2, every=3)
+    assert league.filled == [] and league.after_iteration(object(), 2) is None
+    league.taken = 3  # slots written: 0, 1, then 0 again: slot 1 is now the oldest
+    assert league.filled == ["snapshot_1", "snapshot_0"]
+
+
+def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
+    from types import SimpleNamespace
+
+    from train.rllib_league import SnapshotLeague
+
+    config = example.build_config(
+        rings_to_win=1,
+        batch_size=96,
+        minibatch_size=48,
+        epochs=1,
+        channels=4,
+        hidden=16,
+        snapshots=2,
+    )
+    algo = config.build_algo()
+    try:
+        league = SnapshotLeague(example.LEARNER, slots=2, every=1, self_share=0.0)
+        algo.train()
+        assert league.after_iteration(algo, 1) == "snapshot_0"
+        learner = algo.get_module(example.LEARNER)
+        taken = {k: v.detach().clone() for k, v in learner.state_dict().items()}
+        runner_copy = algo.env_runner.module["snapshot_0"]  # where episodes are played
+        assert all(torch.equal(runner_copy.state_dict()[k], v) for k, v in taken.items())
+        mapping = algo.env_runner.config.policy_mapping_fn  # the runner's, from now on
+        episode = SimpleNamespace(id_="any")
+        seats = {mapping(agent, episode) for agent in ("player_0", "player_1")}
+        assert seats == {example.LEARNER, "snapshot_0"}  # self_share=0: always the league
+        algo.train()
+        moved = algo.get_module(example.LEARNER).state_dict()
+        assert not all(torch.equal(moved[k], v) for k, v in taken.items()), "no update"
+        frozen = algo.get_module("snapshot_0").state_dict()
+        assert all(torch.equal(frozen[k], v) for k, v in taken.items())
+        runner_copy = algo.env_runner.module["snapshot_0"]
+        assert all(torch.equal(runner_copy.state_dict()[k], v) for k, v in taken.items())
+    finally:
+        algo.stop()
+    with pytest.raises(ValueError, match="self-play"):
+        example.build_config(opponent="random", snapshots=1)

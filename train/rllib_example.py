@@ -3,6 +3,7 @@
 Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
 
     python -m train.rllib_example --iterations 20                      # self-play
+    python -m train.rllib_example --minutes 60 --snapshots 5 --eval-every 20  # with snapshots
     python -m train.rllib_example --iterations 20 --opponent greedy    # against a baseline
     python -m train.rllib_example --minutes 14 --opponent random --save runs/rllib
     python -m train.rllib_example --iterations 50 --env-runners 4 --address auto
@@ -32,6 +33,11 @@ The adapter, step by step:
   logits, so that no distribution is degenerate.
 * **Self-play.**  Both agents map to one shared module (``learner``), which
   works because observations are written from the acting player's side.
+  ``--snapshots L`` adds a league: ``L`` frozen copies of the learner, one
+  taken every ``--snapshot-every`` iterations, meet it in all episodes but
+  ``--self-share`` of them (:mod:`train.rllib_league`).  Self-play's mean
+  return is 0 by symmetry, so ``--eval-every K`` prints the policy's score
+  against ``--eval-opponent`` every ``K`` iterations: the run's progress.
   With ``--opponent SPEC`` the learner instead plays a fixed baseline agent
   (:class:`BaselineModule` wraps any agent spec: ``random``, ``greedy``,
   ``alphabeta:depth=1``), on alternating sides, and only the learner trains.
@@ -66,6 +72,7 @@ from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
 from .library_agent import save_variant
+from .rllib_league import SnapshotLeague, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
 from .small_cnn import conv_trunk
 
@@ -225,19 +232,26 @@ def build_config(
     channels: int = 16,
     hidden: int = 128,
     entropy: float = 0.01,
+    snapshots: int = 0,
 ) -> Any:
-    """The PPO config: masked module(s), self-play or a baseline opponent."""
+    """The PPO config: masked module(s), self-play or a baseline opponent.
+
+    ``snapshots`` (self-play only) adds that many untrained slots of the
+    learner's class for :class:`~train.rllib_league.SnapshotLeague`; until
+    it fills one, every episode is pure self-play.
+    """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
     register_env(ENV_NAME, make_env)
-    specs = {
-        LEARNER: RLModuleSpec(
-            module_class=MaskedPolicyModule, model_config={"channels": channels, "hidden": hidden}
-        )
-    }
+    model_config = {"channels": channels, "hidden": hidden}
+    specs = {LEARNER: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)}
+    if snapshots and opponent != "self":
+        raise ValueError(f"snapshots are for self-play, not against {opponent!r}")
+    for slot in snapshot_ids(snapshots):
+        specs[slot] = RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)
     if opponent == "self":
 
         def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
@@ -371,12 +385,35 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     )
     parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
     parser.add_argument(
+        "--snapshots",
+        type=int_in(0, 1000),
+        default=0,
+        help="frozen copies of the learner as opponents (self-play only; 0: none)",
+    )
+    parser.add_argument(
+        "--snapshot-every", type=count, default=10, help="iterations between snapshots"
+    )
+    parser.add_argument(
+        "--self-share",
+        type=number_in(0, 1),
+        default=0.5,
+        help="episodes of learner against learner once there are snapshots",
+    )
+    parser.add_argument(
+        "--eval-every",
+        type=int_in(0, 1_000_000),
+        default=0,
+        help="iterations between 10-game checks against --eval-opponent (0: none)",
+    )
+    parser.add_argument(
         "--threads",
         type=int_in(1, MAX_THREADS),
         default=1,
         help="torch CPU threads (sampling and learning)",
     )
     args = parser.parse_args(argv)
+    if args.snapshots and args.opponent != "self":
+        parser.error("--snapshots needs self-play (--opponent self)")
     # Small batches gain nothing from more threads, and idle threads spinning
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
@@ -412,8 +449,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             channels=args.channels,
             hidden=args.hidden,
             entropy=args.entropy,
+            snapshots=args.snapshots,
         )
         algo = config.build_algo()
+        league = None
+        if args.snapshots:
+            league = SnapshotLeague(LEARNER, args.snapshots, args.snapshot_every, args.self_share)
         try:
             start = time.perf_counter()
             for i in range(1, args.iterations + 1):
@@ -425,6 +466,15 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                 if args.opponent != "self":
                     returns = runners.get("module_episode_returns_mean", {})
                     line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
+                elif league is not None:
+                    returns = runners.get("module_episode_returns_mean", {})
+                    line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
+                    if league.after_iteration(algo, i):
+                        line += f", snapshot {len(league.history)}"
+                if args.eval_every and i % args.eval_every == 0:
+                    module = algo.get_module(LEARNER)
+                    check = evaluate(module, args.eval_opponent, 10, args.rings_to_win, seed=i)
+                    line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
                 elapsed = time.perf_counter() - start
                 print(f"{line}, {elapsed:.1f} s", flush=True)
                 if args.minutes > 0 and elapsed > args.minutes * 60:

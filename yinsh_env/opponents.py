@@ -8,7 +8,7 @@ for uniformly random moves, an object with ``act(state)`` or
 ``act_observation(observation)``, or a callable), or, for a multi-agent
 library, any label such as an RLlib module id.  Building opponents from agent
 specs (:mod:`agents.league`) and freezing copies of a learner
-(:mod:`train.sb3_selfplay`) live downstream.
+(:mod:`train.sb3_selfplay`, :mod:`train.rllib_league`) live downstream.
 
 Three samplers share one small interface (:class:`OpponentSampler`):
 ``sample(rng)`` returns an :class:`Entry` (a name, the opponent, its record),
@@ -283,6 +283,11 @@ class League:
 
     members: Sequence[tuple[float, OpponentSampler]]
     _weights: np.ndarray = field(init=False, repr=False)
+    #: id(entry) -> (entry, the sampler that chose it), until its result comes back:
+    #: a pool may drop a snapshot while an episode against it is still being played.
+    _chosen: dict[int, tuple[Entry, OpponentSampler]] = field(
+        init=False, repr=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         if not self.members:
@@ -297,14 +302,23 @@ class League:
 
     def sample(self, rng: np.random.Generator) -> Entry:
         index = int(rng.choice(len(self.members), p=self._weights))
-        return self.members[index][1].sample(rng)
+        sampler = self.members[index][1]
+        entry = sampler.sample(rng)
+        self._chosen[id(entry)] = (entry, sampler)
+        return entry
 
     def record(self, entry: Entry, reward: float) -> None:
-        for _, sampler in self.members:
-            if entry in sampler:
-                sampler.record(entry, reward)
-                return
-        raise ValueError(f"opponent {entry.name!r} belongs to no sampler of this league")
+        """Send the result to the sampler that chose ``entry`` (still a member or not)."""
+        chosen = self._chosen.get(id(entry))
+        if chosen is not None and chosen[0] is entry:
+            sampler = chosen[1]
+        else:
+            sampler = next((s for _, s in self.members if entry in s), None)  # type: ignore[assignment]
+            if sampler is None:
+                raise ValueError(f"opponent {entry.name!r} belongs to no sampler of this league")
+        sampler.record(entry, reward)
+        if entry not in sampler:  # dropped since it was chosen: forget it
+            self._chosen.pop(id(entry), None)
 
     def __contains__(self, entry: object) -> bool:
         return any(entry in sampler for _, sampler in self.members)

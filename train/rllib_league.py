@@ -1,0 +1,121 @@
+"""Self-play with frozen snapshots for RLlib: the learner against its past selves.
+
+:mod:`train.rllib_example` ``--snapshots L`` uses this.  The learner's module
+plays both seats of some games (shared-policy self-play); in the others it
+meets one of ``L`` frozen copies of itself, taken every ``--snapshot-every``
+iterations, the newest met most (an :class:`~yinsh_env.opponents.OpponentPool`
+with the ``"recent"`` strategy, whose members are the snapshots' module ids).
+
+The snapshots are ``L`` extra modules of the same class, never trained
+(``policies_to_train`` names the learner only); a snapshot is the learner's
+state copied into the next slot, round-robin, in the learner group and in
+every env runner.  The
+mapping of agents to modules is a pure function of the episode's id and of
+the filled slots, so both seats of an episode agree and remote env runners
+compute the same; after every snapshot, the new mapping goes to the
+algorithm and every env runner (as ``Algorithm.add_module`` does); episodes
+under way finish with the mapping they began with.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from yinsh_env.aec_env import AGENTS
+from yinsh_env.opponents import OpponentPool
+
+SNAPSHOT_PREFIX = "snapshot_"
+
+
+def snapshot_ids(count: int) -> list[str]:
+    """The module ids of ``count`` snapshot slots."""
+    return [f"{SNAPSHOT_PREFIX}{i}" for i in range(count)]
+
+
+def league_mapping(
+    learner: str, snapshots: Sequence[str], self_share: float, recency: float = 0.8
+) -> Callable[..., str]:
+    """An agent-to-module mapping: ``self_share`` of the episodes learner against learner,
+    the rest the learner (on a side drawn by episode) against a snapshot drawn by recency.
+
+    ``snapshots`` lists the filled slots, oldest first; none: pure self-play.
+    """
+    if not 0.0 <= self_share <= 1.0:
+        raise ValueError(f"self_share must be in [0, 1], not {self_share!r}")
+    pool = OpponentPool("recent", max_snapshots=max(len(snapshots), 1), recency=recency)
+    for module_id in snapshots:
+        pool.add(module_id, module_id, snapshot=True)
+
+    def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+        rng = np.random.default_rng(zlib.crc32(str(episode.id_).encode()))
+        if not snapshots or rng.random() < self_share:
+            return learner
+        side = AGENTS[int(rng.integers(2))]
+        return learner if agent_id == side else pool.sample(rng).name
+
+    return mapping
+
+
+class SnapshotLeague:
+    """Copies the learner into the next snapshot slot every ``every`` iterations."""
+
+    def __init__(self, learner: str, slots: int, every: int, self_share: float = 0.5) -> None:
+        if slots < 1 or every < 1:
+            raise ValueError(f"slots and every must be at least 1, not {slots}, {every}")
+        self.learner = learner
+        self.slots = snapshot_ids(slots)
+        self.every = every
+        self.self_share = self_share
+        self.taken = 0  # snapshots taken so far
+        #: ``(iteration, slot)`` of every snapshot, for the run's output.
+        self.history: list[tuple[int, str]] = []
+
+    @property
+    def filled(self) -> list[str]:
+        """The slots holding a snapshot, oldest first."""
+        count = min(self.taken, len(self.slots))
+        if self.taken <= len(self.slots):
+            return self.slots[:count]
+        start = self.taken % len(self.slots)
+        return self.slots[start:] + self.slots[:start]
+
+    def mapping(self) -> Callable[..., str]:
+        return league_mapping(self.learner, self.filled, self.self_share)
+
+    def snapshot(self, algo: Any, iteration: int) -> str:
+        """Freeze the learner into the next slot (now), and map episodes to the league."""
+        slot = self.slots[self.taken % len(self.slots)]
+        state = algo.learner_group.get_state(components=f"learner/rl_module/{self.learner}")
+        state = state["learner"]["rl_module"][self.learner]
+        algo.learner_group.set_state({"learner": {"rl_module": {slot: state}}})
+        self.taken += 1
+        self.history.append((iteration, slot))
+        # The slots or their order by age changed; the env runners get the weights here,
+        # as Algorithm.set_state's sync skips runners whose weights' sequence number is current.
+        install(algo, self.mapping(), {slot: state})
+        return slot
+
+    def after_iteration(self, algo: Any, iteration: int) -> str | None:
+        """Take a snapshot when ``iteration`` is a multiple of ``every``."""
+        return self.snapshot(algo, iteration) if iteration % self.every == 0 else None
+
+
+def install(algo: Any, mapping: Callable[..., str], states: dict[str, Any]) -> None:
+    """Module ``states`` and ``mapping`` (from the next episode on) into every env runner."""
+    algo.config._is_frozen = False  # as Algorithm.add_module does
+    algo.config.multi_agent(policy_mapping_fn=mapping)
+    algo.config.freeze()
+
+    def update(runner: Any) -> None:
+        for module_id, state in states.items():
+            runner.module[module_id].set_state(state)
+        runner.config.multi_agent(policy_mapping_fn=mapping)
+
+    algo.env_runner_group.foreach_env_runner(update)
+
+
+__all__ = ["SNAPSHOT_PREFIX", "SnapshotLeague", "install", "league_mapping", "snapshot_ids"]
