@@ -9,12 +9,16 @@ is executed here: docs/execute_notebooks.py says why).
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, whatever is installed
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# autosummary rewrites api/_generated/ at every build but never deletes a page, so a
+# module moved or removed would leave a stale page that breaks the build: start clean.
+shutil.rmtree(Path(__file__).resolve().parent / "api" / "_generated", ignore_errors=True)
 
 from reexports import type_aliases, type_variables  # noqa: E402
 

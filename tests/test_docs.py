@@ -48,7 +48,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     given = os.environ.get("YINSH_DOCS_SITE")
     if given:
         return Path(given)
-    shared = tmp_path_factory.getbasetemp().parent  # the same folder for every xdist worker
+    # This run's own folder, shared by its xdist workers (their basetemps' parent);
+    # never a folder earlier runs or other checkouts built a site into.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     out = shared / "docs-site"
     with filelock.FileLock(str(shared / "docs-site.lock")):
         if not (out / "index.html").is_file():
