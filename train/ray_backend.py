@@ -32,7 +32,6 @@ tests do), that connection is used and left open.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import math
@@ -54,6 +53,8 @@ try:
     from ray.exceptions import RayActorError
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigError('backend: ray needs Ray, an optional extra: pip install -e ".[ray]"') from exc
+
+from agents.evaluation.ray_runner import kill_actor, release_actors  # after the check: it needs Ray
 
 log = logging.getLogger(__name__)
 
@@ -241,19 +242,10 @@ class RayExecutor:
         return merged
 
     def _replace(self, slot: int) -> None:
-        _kill(self.actors[slot])
+        kill_actor(self.actors[slot])
         self.actors[slot] = self._new_actor()
 
     def close(self) -> None:
-        for actor in self.actors:
-            _kill(actor)
+        release_actors(self.actors, owns_ray=self.owns_ray)
         self.actors = []
-        if self.owns_ray and ray.is_initialized():
-            ray.shutdown()
         self.owns_ray = False
-
-
-def _kill(actor: Any) -> None:
-    """Stop an actor for good; one already dead is fine."""
-    with contextlib.suppress(Exception):
-        ray.kill(actor, no_restart=True)

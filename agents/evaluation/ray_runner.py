@@ -118,7 +118,7 @@ class RayRunner:
                             f"{self.actor_failures} arena actors died in one match; last: {exc}"
                         ) from exc
                     log.warning("arena actor %d died; replacing it: %s", slot, exc)
-                    _kill(self.actors[slot])
+                    kill_actor(self.actors[slot])
                     self.actors[slot] = self._actor_class.remote(*self._args)
                     pending.appendleft(task)
                 else:
@@ -132,14 +132,20 @@ class RayRunner:
             raise
 
     def close(self) -> None:
-        for actor in self.actors:
-            _kill(actor)
+        release_actors(self.actors, owns_ray=self.owns_ray)
         self.actors = []
-        if self.owns_ray and ray.is_initialized():
-            ray.shutdown()
         self.owns_ray = False
 
 
-def _kill(actor: Any) -> None:
+def kill_actor(actor: Any) -> None:
+    """Stop an actor for good; one already dead is fine."""
     with contextlib.suppress(Exception):
         ray.kill(actor, no_restart=True)
+
+
+def release_actors(actors: Sequence[Any], *, owns_ray: bool) -> None:
+    """Kill a pool's actors, and shut Ray down when the pool started it."""
+    for actor in actors:
+        kill_actor(actor)
+    if owns_ray and ray.is_initialized():
+        ray.shutdown()

@@ -23,23 +23,18 @@ def code_version() -> str:
     if not (ROOT / ".git").exists():
         return text
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return text
     return f"{text}+g{commit}{'.dirty' if dirty else ''}"
+
+
+def _git(*args: str) -> str:
+    """One git command's output in this checkout (bounded: 5 s)."""
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=5, check=True
+    ).stdout.strip()
 
 
 def machine() -> str:
