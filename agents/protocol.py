@@ -156,14 +156,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def positive_seconds(text: str) -> float:
-    """A finite positive number of seconds; ValueError for nan, inf, 0, negatives."""
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise ValueError("must be a positive number of seconds")
-    return value
-
-
 def go_sims(text: str) -> int:
     """``go sims=``: an integer 1..:data:`MAX_GO_SIMS` in ASCII digits."""
     digits = text.isascii() and text.isdigit() and len(text) <= 20

@@ -150,6 +150,10 @@ def test_sections_validate_on_construction_and_replace() -> None:
     [
         ("eval.opponents=[bogus]", r"eval.opponents\[0\]: unknown agent 'bogus'"),
         ("eval.opponents=[random, 'greedy:depht=2']", "unknown parameter 'depht'"),
+        # Built, not only parsed: these failed mid-run, after iteration 0 was written.
+        ("eval.opponents=['engine:cmd=no-such-program-x']", r"opponents\[0\].*program"),
+        ("eval.opponents=[random, 'pretrained:weights=nosuch']", r"opponents\[1\].*no network"),
+        ("eval.opponents=['net:path=/no/such.pt']", r"opponents\[0\].*does not exist"),
         ("device=cuda:7", "device: 'cuda:7' asked for"),
         ("inference=torch|inference_precision=int8", "inference_precision: int8 runs in ONNX"),
     ],

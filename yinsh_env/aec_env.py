@@ -43,8 +43,9 @@ truncated, the board unchanged (the arena scores it as a forfeit).
 ``raw_env`` raises :class:`~yinsh_env.errors.IllegalActionError` (a
 ``ValueError``) and leaves the environment as it was, as it does for a
 malformed start position.  Once the game is over and every agent has taken
-its final ``step(None)``, ``raw_env.step`` raises ``IllegalActionError``
-(reset first); ``env()`` warns, as PettingZoo's wrappers do.
+its final ``step(None)``, ``step`` and ``last`` raise ``IllegalActionError``
+(reset first) in both, where PettingZoo's wrappers only warn (and its base
+raises ``KeyError``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from .action_input import as_action
 from .actions import N_ACTIONS
-from .errors import IllegalActionError, PositionError
+from .errors import IllegalActionError, PositionError, bounded_repr
 from .observation import OBS_SHAPE, encode
 from .render import ansi_board, rgb_board, svg_board
 from .state import DEFAULT_RINGS_TO_WIN, OVER, State
@@ -122,6 +123,21 @@ def start_state(
     if game.is_terminal:
         raise PositionError(f"cannot start an episode from a finished game: {game.to_text()}")
     return game
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` for ``reset``: None or an integer ``>= 0`` (numpy's too), else an error naming it.
+
+    Gymnasium's seeding raises its own ``gymnasium.error.Error`` (no
+    ``ValueError``) for a negative seed; a bool or a float is no seed either.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be None or an integer >= 0, got {bounded_repr(seed)}")
+    if seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got {int(seed)}")
+    return int(seed)
 
 
 def render_game(
@@ -252,10 +268,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         base = self.env
-        if not base.agents:
-            self._has_updated = True
-            EnvLogger.warn_step_after_terminated_truncated()
-            return
+        base.require_agents("step")  # where PettingZoo's wrapper only warns
         agent = base.agent_selection
         if base.terminations[agent] or base.truncations[agent]:
             self._has_updated = True
@@ -348,6 +361,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; ``seed`` also seeds the action spaces (for ``sample``)."""
+        seed = check_seed(seed)
         options = options or {}
         game = start_state(self.rings_to_win, options.get("state"), options.get("actions", ()))
         if seed is not None:
@@ -392,16 +406,23 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         illegal one or once the game is over, leaving the environment unchanged.
         A finished agent's ``step(None)`` removes it, as PettingZoo's API wants.
         """
-        if not self.agents:
-            raise IllegalActionError(
-                f"the game is over ({self._game.result}) and every agent has left: "
-                "call reset() before step()"
-            )
+        self.require_agents("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)  # ValueError unless the action is None
             return
         self.play(agent, as_action(action))
+
+    def require_agents(self, call: str) -> None:
+        """Raise IllegalActionError (``call`` named) once every agent has left the game.
+
+        PettingZoo's base would raise ``KeyError: 'player_1'`` from deep inside.
+        """
+        if not self.agents:
+            raise IllegalActionError(
+                f"the game is over ({self._game.result}) and every agent has left: "
+                f"call reset() before {call}()"
+            )
 
     def play(self, agent: str, action: int) -> None:
         """``step`` for ``agent``, the selected agent, known to be live, with an index in range."""
@@ -466,6 +487,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     def last(
         self, observe: bool = True
     ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        self.require_agents("last")
         agent = self.agent_selection
         return (
             self.observe(agent) if observe else None,
@@ -511,6 +533,7 @@ __all__ = [
     "ENV_NAME",
     "RENDER_MODES",
     "ClassicWrapper",
+    "check_seed",
     "env",
     "make_observation_space",
     "raw_env",

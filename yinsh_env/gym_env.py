@@ -63,6 +63,7 @@ from .aec_env import (
     ILLEGAL_REWARD,
     RENDER_MODES,
     check_render_mode,
+    check_seed,
     make_observation_space,
     raw_env,
     render_game,
@@ -180,6 +181,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
+        seed = check_seed(seed)
         super().reset(seed=seed)
         options = options or {}
         if seed is not None:
