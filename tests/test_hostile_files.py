@@ -198,3 +198,40 @@ def test_ray_refuses_an_address_it_cannot_reach_in_one_line() -> None:
 
     with pytest.raises(ValueError, match=r"--address 'nowhere://x': cannot connect to Ray"):
         connect("nowhere://x")
+
+
+# --- training configs -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("workers=100000", r"workers must be in \[1, 1024\]"),  # 100,000 processes
+        ("eval.workers=5000", r"eval.workers must be in \[1, 1024\]"),
+        ("threads=100000", r"threads must be in \[1, 1024\]"),
+        ("seed=99999999999999999999999", r"seed must be in \[0, 9223372036854775807\]"),
+        ("network.channels=100000", r"network.channels must be in \[1, 4096\]"),
+        ("search.simulations=100000000", r"search.simulations must be in \[1, 10000000\]"),
+    ],
+)
+def test_config_counts_and_sizes_have_a_ceiling(override: str, message: str) -> None:
+    """Each was accepted, then crashed the run (torch's seed overflow) or the machine."""
+    from train.config import ConfigError, load_config
+    from train.config_files import resolve_config
+
+    with pytest.raises(ConfigError, match=message):
+        load_config(resolve_config("quick"), [override])
+
+
+def test_an_eval_db_that_cannot_be_created_is_refused_before_a_run() -> None:
+    """SQLite's "unable to open database file" came after iteration 0 was written."""
+    from train.config import ConfigError, load_config
+    from train.config_files import resolve_config
+    from train.preflight import check_runnable
+
+    folder = Path("/proc")  # a folder no one, root included, creates files in
+    if not folder.is_dir():
+        pytest.skip("no /proc")
+    config = load_config(resolve_config("quick"), [f"eval.db={folder / 'games.sqlite'}"])
+    with pytest.raises(ConfigError, match=r"eval.db: .*cannot be written"):
+        check_runnable(config)
