@@ -113,6 +113,30 @@ def test_a_seed_is_a_non_negative_integer_or_a_clear_error(kind: str) -> None:
     e.reset(seed=np.int64(3))  # numpy integers are seeds
 
 
+@pytest.mark.parametrize("kind", ["raw_env", "gym"])
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [
+        ({"render_size": 100_000}, ValueError),  # a 100,000-pixel raster: about 30 GB
+        ({"render_size": -1}, ValueError),
+        ({"render_size": 480.0}, ValueError),
+        ({"legal_moves_in_info": "no"}, TypeError),  # "no" is truthy
+    ],
+)
+def test_environment_options_are_checked_when_built(
+    kind: str, option: dict[str, Any], error: type[Exception]
+) -> None:
+    name = next(iter(option))
+    with pytest.raises(error, match="picture size" if name == "render_size" else name):
+        YinshGymEnv(**option) if kind == "gym" else raw_env(**option)
+
+
+@pytest.mark.parametrize(("value", "error"), [(float("nan"), ValueError), ("-1", TypeError)])
+def test_an_illegal_reward_is_a_finite_number_or_none(value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="illegal_reward"):
+        YinshGymEnv(illegal_reward=value)
+
+
 # --- command lines --------------------------------------------------------------------
 
 

@@ -71,6 +71,7 @@ from .actions import N_ACTIONS
 from .errors import IllegalActionError, PositionError, bounded_repr
 from .observation import OBS_SHAPE, encode
 from .render import ansi_board, rgb_board, svg_board
+from .render.layout import check_picture_size
 from .state import DEFAULT_RINGS_TO_WIN, OVER, State
 
 #: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
@@ -174,6 +175,13 @@ def _in_notebook() -> bool:
         return False
     shell = ipython.get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def check_flag(name: str, value: object) -> bool:
+    """``value`` if it is a bool (``"yes"`` or ``0`` is not), else TypeError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {bounded_repr(value)}")
+    return bool(value)
 
 
 def check_render_mode(render_mode: str | None) -> None:
@@ -341,8 +349,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         check_render_mode(render_mode)
         self.render_mode = render_mode
         self.rings_to_win = rings_to_win
-        self.legal_moves_in_info = legal_moves_in_info
-        self.render_size = render_size
+        self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
+        self.render_size = check_picture_size(render_size)
         self.possible_agents = list(AGENTS)
         self.observation_spaces = {agent: make_observation_space() for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS}
