@@ -82,7 +82,7 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("", ["seed.x=1"], "'seed' is not a section"),
         ("search: [\n", [], "is not valid YAML"),
         ("- 1\n- 2\n", [], "expected a mapping"),
-        ("", ["seed=-1"], "seed must be >= 0, got -1"),
+        ("", ["seed=-1"], r"seed must be in \[0, 9223372036854775807\], got -1"),
         ("", ["optim.lr=nan"], "optim.lr must be a finite number"),
         ("optim:\n  grad_clip: .inf\n", [], "optim.grad_clip must be a finite number"),
         ("", ["threads=2.0"], "threads must be an integer"),

@@ -96,6 +96,12 @@ Count = Annotated[int, Field(strict=True, ge=1, le=MAX_THREADS)]
 Seed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)]
 #: Simulations of a search: 1..:data:`~agents.params.MAX_SIMS`, as any agent spec.
 Sims = Annotated[int, Field(strict=True, ge=1, le=MAX_SIMS)]
+#: Simulations where 0 skips the search: 0..:data:`~agents.params.MAX_SIMS`.
+OptionalSims = Annotated[int, Field(strict=True, ge=0, le=MAX_SIMS)]
+#: Processes where 0 means "as many as there are CPUs": 0..:data:`~agents.params.MAX_THREADS`.
+OptionalCount = Annotated[int, Field(strict=True, ge=0, le=MAX_THREADS)]
+#: A network's depth in residual blocks.
+Depth = Annotated[int, Field(strict=True, ge=1, le=256)]
 #: A network's size: far above any useful one, below what no machine holds.
 Width = Annotated[int, Field(strict=True, ge=1, le=4096)]
 #: ``true`` or ``false`` (no "yes", no 1).
@@ -124,7 +130,7 @@ _SCHEMA = ConfigDict(extra="forbid")
 class NetworkConfig:
     """The residual tower; see :mod:`train.network`."""
 
-    blocks: Annotated[int, Field(strict=True, ge=1, le=256)] = 6
+    blocks: Depth = 6
     channels: Width = 64
     #: Hidden units of the value (and auxiliary margin) head.
     value_hidden: Width = 64
@@ -261,7 +267,7 @@ class EvalConfig:
     opponents: list[AgentSpec] = Field(default_factory=lambda: ["random", "greedy"])
     #: Simulations of the "with search" network agent, and its games per
     #: pairing (0 skips it).
-    simulations: Annotated[int, Field(strict=True, ge=0, le=MAX_SIMS)] = 32
+    simulations: OptionalSims = 32
     search_games: NonNegativeInt = 10
     #: Earlier evaluated checkpoints joining the Elo round robin.
     elo_checkpoints: NonNegativeInt = 2
@@ -282,7 +288,7 @@ class RayConfig:
     #: through Ray Client; ``host:port``: a cluster's GCS address.
     address: RayAddress = None
     #: Self-play actors; 0 takes as many as the cluster's CPUs hold.
-    actors: Annotated[int, Field(strict=True, ge=0, le=MAX_THREADS)] = 0
+    actors: OptionalCount = 0
     #: Resources each actor reserves (fractions share a device).
     cpus_per_actor: NonNegativeNumber = 1.0
     gpus_per_actor: NonNegativeNumber = 0.0
