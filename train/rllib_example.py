@@ -294,7 +294,7 @@ def evaluate(
 ) -> Evaluation:
     """Play ``games`` games on the PettingZoo environment, the policy alternating colours."""
     baseline = make_agent(opponent, seed=seed)
-    wins = draws = losses = moves = 0
+    evaluation = Evaluation()
     for game in range(games):
         env = make_aec_env(rings_to_win=rings_to_win)
         env.reset(seed=seed + game)
@@ -304,9 +304,7 @@ def evaluate(
             observation, reward, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 if agent == learner:
-                    wins += reward > 0
-                    draws += reward == 0
-                    losses += reward < 0
+                    evaluation.add_reward(reward)
                 env.step(None)
                 continue
             assert observation is not None
@@ -314,11 +312,11 @@ def evaluate(
                 action = module.greedy_action(observation)
                 if not observation["action_mask"][action]:
                     raise IllegalActionError(f"the policy chose illegal action {action}")
-                moves += 1
+                evaluation.moves += 1
             else:
                 action = baseline.act_observation(observation)
             env.step(action)
-    return Evaluation(games, wins, draws, losses, moves)
+    return evaluation
 
 
 def _opponent(text: str) -> str:
