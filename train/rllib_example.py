@@ -63,8 +63,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import Agent, AgentSpecError, make_agent
-from agents.cli_args import agent_spec, int_in, number_in, output_dir
+from agents import Agent, make_agent
+from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
 from agents.params import MAX_THREADS
 from yinsh_env import env as make_aec_env
 from yinsh_env.actions import N_ACTIONS
@@ -415,11 +415,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     # Small batches gain nothing from more threads, and idle threads spinning
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
-    try:  # a file an agent names is read before anything starts
-        for spec in {args.opponent, args.eval_opponent} - {"self"}:
-            make_agent(spec).close()
-    except AgentSpecError as exc:
-        parser.error(str(exc))
+    build_agents(parser, {args.opponent, args.eval_opponent} - {"self"})
 
     import ray
 

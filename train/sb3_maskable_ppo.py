@@ -48,8 +48,8 @@ from typing import Any
 
 import torch
 
-from agents import AgentSpecError, make_agent
-from agents.cli_args import agent_spec, int_in, number_in, output_file
+from agents import make_agent
+from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.evaluation.elo import Tally
 from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
@@ -295,11 +295,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
     eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
-    try:  # a file an opponent names is read before anything starts
-        for spec in {*args.opponent, *args.curriculum, eval_opponent}:
-            make_agent(spec).close()
-    except AgentSpecError as exc:
-        parser.error(str(exc))
+    build_agents(parser, {*args.opponent, *args.curriculum, eval_opponent})
 
     torch.set_num_threads(args.threads)
     sampler: Any = (args.opponent or [""])[0]  # one agent spec: no pool needed
