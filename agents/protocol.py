@@ -156,12 +156,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def positive_seconds(text: str) -> float:
-    """A finite positive number of seconds; ValueError for nan, inf, 0, negatives."""
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise ValueError("must be a positive number of seconds")
-    return value
+def _rings_to_win(text: str) -> int:
+    """``new rings_to_win=``: 1..5 in ASCII digits (``nan``, ``٣`` and ``1e1`` refused by name)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 2 and 1 <= int(text) <= 5):
+        raise ValueError("must be an integer 1..5")
+    return int(text)
 
 
 def go_sims(text: str) -> int:
@@ -296,7 +295,7 @@ class EngineSession:
         return f"yinsh ok {PROTOCOL_VERSION} name={self.name}"
 
     def _new(self, args: list[str]) -> str:
-        options = parse_options(args, {"rings_to_win": int}, "new")
+        options = parse_options(args, {"rings_to_win": _rings_to_win}, "new")
         rings_to_win = options.get("rings_to_win", DEFAULT_RINGS_TO_WIN)
         assert isinstance(rings_to_win, int)
         try:
@@ -364,42 +363,40 @@ class EngineSession:
 
     def _go(self, args: list[str]) -> str:
         options = parse_options(args, {"sims": go_sims, "time": go_seconds}, "go")
-        state = self.state
-        if state.is_terminal:
-            raise ProtocolError(f"the game is over (result {state.result})")
         sims, time = options.get("sims"), options.get("time")
         assert sims is None or isinstance(sims, int)
         assert time is None or isinstance(time, float)
-        try:
-            position = state.copy(history=True)
-            action = self._thinking(lambda: self.agent.act_with_budget(position, sims, time))
-        except AgentFailure as exc:
-            raise ProtocolError(f"engine failure: {exc.reason}") from None
-        except Exception as exc:  # the engine must keep serving whatever the agent does
-            traceback.print_exc()
-            raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
-        if not state.is_legal(action):
-            raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")
+        action = self._ask_agent(
+            lambda position: self.agent.act_with_budget(position, sims, time), lambda a: a
+        )
         return f"action {action_to_str(action)}"
 
     def _analyse(self, args: list[str]) -> str:
         no_arguments(args, "analyse")
+        found = self._ask_agent(self.agent.analyse, lambda found: found.action)
+        return format_analysis(found)
+
+    def _ask_agent(self, think: Callable[[State], T], action_of: Callable[[T], int]) -> T:
+        """What ``think`` finds on a copy of the position (stoppable: :meth:`_thinking`).
+
+        Whatever goes wrong in the agent, and an illegal action (``action_of``
+        what it found), is an ``engine failure`` error: the engine keeps serving.
+        """
         state = self.state
         if state.is_terminal:
             raise ProtocolError(f"the game is over (result {state.result})")
         try:
             position = state.copy(history=True)
-            found = self._thinking(lambda: self.agent.analyse(position))
+            found = self._thinking(lambda: think(position))
         except AgentFailure as exc:
             raise ProtocolError(f"engine failure: {exc.reason}") from None
         except Exception as exc:  # the engine must keep serving whatever the agent does
             traceback.print_exc()
             raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
-        if not state.is_legal(found.action):
-            raise ProtocolError(
-                f"engine failure: the agent chose an illegal action {found.action!r}"
-            )
-        return format_analysis(found)
+        action = action_of(found)
+        if not state.is_legal(action):
+            raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")
+        return found
 
     def _stop(self, args: list[str]) -> str:
         no_arguments(args, "stop")
