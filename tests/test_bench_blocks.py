@@ -1,5 +1,5 @@
-"""benchmarks.bench_blocks and distill_blocks: candidate towers, the warm start, the distillation
-loss, and bench_limit's CPU-timed splits."""
+"""Issue 22's experiment benchmarks: bench_blocks' candidate towers, distill_blocks' warm start
+and loss, bench_int8's dynamic quantisation, bench_limit's CPU-timed splits."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ from yinsh_env import State
 from yinsh_env.observation import GRID, encode
 
 CELLS = GRID * GRID
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def needs_onnx() -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +58,7 @@ def test_multiply_adds_count_each_towers_convolutions() -> None:
 def test_the_speed_table_compares_each_tower_with_the_shipped_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    needs_onnx()
     assert bench_blocks.main(["--seconds", "0.01", "--rounds", "1", "--only", "residual 3x48"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| residual")]
     assert [row.split(" | ")[0] for row in rows] == ["| residual 4x48", "| residual 3x48"]
@@ -108,6 +114,7 @@ def test_a_replay_splits_by_whole_games_a_tenth_held_out(tmp_path: Path) -> None
 def test_distilling_saves_a_student_that_plays_as_an_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    needs_onnx()
     out = tmp_path / "student.pt"
     args = ["--replay", str(replay_file(tmp_path)), "--student", "residual 3x48"]
     assert distill_blocks.main([*args, "--steps", "2", "--batch", "4", "--out", str(out)]) == 0
@@ -141,3 +148,21 @@ def test_cpu_timed_passes_calls_through_and_adds_their_time() -> None:
     with pytest.raises(ValueError):
         timed(-1)
     assert calls == [10, 4, -1] and timed.seconds >= 0.0
+
+
+def test_dynamic_int8_quantises_the_convolutions_and_stays_close_to_float() -> None:
+    needs_onnx()
+    import onnx
+
+    from benchmarks import bench_int8
+    from train.onnx_inference import export_onnx
+
+    model = bench_blocks.candidate("residual 3x48")
+    graph = export_onnx(model)
+    dynamic = bench_int8.dynamic_int8(graph)
+    ops = {n.op_type for n in onnx.load_from_string(dynamic).graph.node}
+    assert "ConvInteger" in ops and "DynamicQuantizeLinear" in ops
+    planes = torch.from_numpy(np.stack([encode(s) for s in random_positions(8, seed=2)]))
+    (_, exact), (_, fast) = bench_int8.runner(graph), bench_int8.runner(dynamic)
+    (p, v), (q, w) = exact(planes), fast(planes)
+    assert torch.allclose(v, w, atol=0.05) and not torch.equal(p, q)
