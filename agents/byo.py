@@ -88,9 +88,7 @@ class StatePlayerAgent(Agent):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        reset = getattr(self.player, "reset", None)
-        if callable(reset):
-            _call_reset(reset, seed)
+        _reset(self.player, seed)
 
     def act(self, state: State) -> int:
         return self.player.act(state.copy())
@@ -111,15 +109,17 @@ class ObservationAgent(Agent):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        reset = getattr(self.policy, "reset", None)
-        if callable(reset):
-            _call_reset(reset, seed)
+        _reset(self.policy, seed)
 
     def act(self, state: State) -> int:
         return self.policy(observation(state))
 
 
-def _call_reset(reset: Callable[..., Any], seed: int | None) -> None:
+def _reset(player: object, seed: int | None) -> None:
+    """Call ``player.reset`` if it has one, with ``seed=`` if it takes it."""
+    reset = getattr(player, "reset", None)
+    if not callable(reset):
+        return
     try:
         parameters = inspect.signature(reset).parameters
     except (TypeError, ValueError):

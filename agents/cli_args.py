@@ -21,12 +21,12 @@ import functools
 import math
 import os
 import tempfile
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from .params import clip
-from .spec import AgentSpecError, check_spec
+from .spec import AgentSpecError, check_spec, make_agent
 
 
 class PathError(ValueError, argparse.ArgumentTypeError):
@@ -182,6 +182,20 @@ def agent_spec(text: str) -> str:
     except AgentSpecError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def build_agents(parser: argparse.ArgumentParser, specs: Iterable[str]) -> None:
+    """Build (and close) the agent of each spec once, after parsing, before any work.
+
+    :func:`agent_spec` checks a spec's words; building also reads the files it
+    names (a checkpoint, a model), so a long run cannot fail on one later.  A bad
+    one exits through ``parser.error`` (status 2) naming it.
+    """
+    try:
+        for spec in specs:
+            make_agent(spec).close()
+    except AgentSpecError as exc:
+        parser.error(str(exc))
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

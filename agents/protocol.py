@@ -364,42 +364,40 @@ class EngineSession:
 
     def _go(self, args: list[str]) -> str:
         options = parse_options(args, {"sims": go_sims, "time": go_seconds}, "go")
-        state = self.state
-        if state.is_terminal:
-            raise ProtocolError(f"the game is over (result {state.result})")
         sims, time = options.get("sims"), options.get("time")
         assert sims is None or isinstance(sims, int)
         assert time is None or isinstance(time, float)
-        try:
-            position = state.copy(history=True)
-            action = self._thinking(lambda: self.agent.act_with_budget(position, sims, time))
-        except AgentFailure as exc:
-            raise ProtocolError(f"engine failure: {exc.reason}") from None
-        except Exception as exc:  # the engine must keep serving whatever the agent does
-            traceback.print_exc()
-            raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
-        if not state.is_legal(action):
-            raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")
+        action = self._ask_agent(
+            lambda position: self.agent.act_with_budget(position, sims, time), lambda a: a
+        )
         return f"action {action_to_str(action)}"
 
     def _analyse(self, args: list[str]) -> str:
         no_arguments(args, "analyse")
+        found = self._ask_agent(self.agent.analyse, lambda found: found.action)
+        return format_analysis(found)
+
+    def _ask_agent(self, think: Callable[[State], T], action_of: Callable[[T], int]) -> T:
+        """What ``think`` finds on a copy of the position (stoppable: :meth:`_thinking`).
+
+        Whatever goes wrong in the agent, and an illegal action (``action_of``
+        what it found), is an ``engine failure`` error: the engine keeps serving.
+        """
         state = self.state
         if state.is_terminal:
             raise ProtocolError(f"the game is over (result {state.result})")
         try:
             position = state.copy(history=True)
-            found = self._thinking(lambda: self.agent.analyse(position))
+            found = self._thinking(lambda: think(position))
         except AgentFailure as exc:
             raise ProtocolError(f"engine failure: {exc.reason}") from None
         except Exception as exc:  # the engine must keep serving whatever the agent does
             traceback.print_exc()
             raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
-        if not state.is_legal(found.action):
-            raise ProtocolError(
-                f"engine failure: the agent chose an illegal action {found.action!r}"
-            )
-        return format_analysis(found)
+        action = action_of(found)
+        if not state.is_legal(action):
+            raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")
+        return found
 
     def _stop(self, args: list[str]) -> str:
         no_arguments(args, "stop")

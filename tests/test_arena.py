@@ -91,11 +91,11 @@ def test_match_counts_results_and_replays_records(tmp_path: Path) -> None:
     result = run_arena(["greedy", "random"], games=4, seed=3, records_dir=tmp_path, progress=False)
     (pairing,) = result.pairings
     assert pairing.games == 4
-    assert pairing.a_wins + pairing.draws + pairing.b_wins == 4
-    assert pairing.a_score == (pairing.a_wins + 0.5 * pairing.draws) / 4
+    assert pairing.wins + pairing.draws + pairing.losses == 4
+    assert pairing.score == (pairing.wins + 0.5 * pairing.draws) / 4
     # Count again from the game list, by colour.
     wins = sum(g.score_of(0) for g in result.games)
-    assert wins == pairing.a_wins + 0.5 * pairing.draws
+    assert wins == pairing.wins + 0.5 * pairing.draws
     assert [g.task.white for g in result.games] == [0, 1, 0, 1]
     records = sorted(tmp_path.glob("*.yinsh"))
     assert len(records) == 4
@@ -120,7 +120,7 @@ def test_match_counts_results_and_replays_records(tmp_path: Path) -> None:
 def test_misbehaving_agents_forfeit(bad: str, reason: str, tmp_path: Path) -> None:
     result = run_arena(["test-first", bad], games=2, records_dir=tmp_path, progress=False)
     (pairing,) = result.pairings
-    assert (pairing.a_wins, pairing.draws, pairing.b_wins) == (2, 0, 0)
+    assert (pairing.wins, pairing.draws, pairing.losses) == (2, 0, 0)
     assert pairing.b_forfeits == 2 and pairing.a_forfeits == 0
     for game in result.games:
         assert game.termination == "forfeit" and game.forfeiter == 1
@@ -143,7 +143,7 @@ def test_move_time_limit_forfeits_a_slow_agent() -> None:
     (game,) = result.games
     assert (game.task.white, game.task.black) == (0, 1)
     assert game.termination == "timeout" and game.forfeiter == 0
-    assert result.pairings[0].b_wins == 1
+    assert result.pairings[0].losses == 1
 
 
 def test_bad_specs_fail_before_any_game() -> None:
@@ -194,8 +194,8 @@ def test_summarise_counts_by_pairing_and_colour() -> None:
     ]
     result = summarise(["a", "b"], games)
     p = result.pairings[0]
-    assert (p.a_wins, p.draws, p.b_wins, p.games) == (2, 1, 1, 4)
-    assert p.a_score == 2.5 / 4
+    assert (p.wins, p.draws, p.losses, p.games) == (2, 1, 1, 4)
+    assert p.score == 2.5 / 4
     assert result.times[0].seconds == 1.0 + 3.0 + 1.0 + 3.0
     assert result.times[0].decisions == 2 + 4 + 2 + 4
 

@@ -442,6 +442,7 @@ def test_rllib_example_checks_save_and_opponents_before_ray_starts(
     for args, argument in [
         (["--save", str(tmp_path / "file")], "--save"),
         (["--eval-opponent", "mcts:sims=1,sims=2"], "--eval-opponent"),
+        (["--opponent", f"net:path={tmp_path / 'none.pt'}"], "none.pt"),
         (["--minutes", "-1"], "--minutes"),
     ]:
         _refused(main, args, argument, capsys)

@@ -10,6 +10,7 @@ import pytest
 from agents.evaluation.elo import (
     ELO_PER_NATURAL_UNIT,
     PairResult,
+    Tally,
     elo_ratings,
     expected_score,
     fit_bradley_terry,
@@ -90,3 +91,13 @@ def test_wilson_interval() -> None:
     lo, hi = wilson_interval(100, 100)
     assert hi == 1.0 and lo == pytest.approx(0.9630, abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_tally_counts_each_game_by_its_points() -> None:
+    tally = Tally()
+    assert (tally.score, tally.score_ci95) == (0.0, (0.0, 1.0))
+    for points in (1.0, 0.5, 0.0, 1.0, 0.75):  # above a half wins, as a reward of +0.5 would
+        tally.add(points)
+    assert (tally.games, tally.wins, tally.draws, tally.losses) == (5, 3, 1, 1)
+    assert tally.wdl == "3-1-1" and tally.points == 3.5 and tally.score == 0.7
+    assert tally.score_ci95 == wilson_interval(3.5, 5)

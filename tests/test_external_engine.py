@@ -330,7 +330,7 @@ def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() ->
     direct = run_arena(["greedy", "random"], games=4, progress=False)
     (pairing,) = served.pairings
     assert pairing.games == 4 and pairing.a_forfeits == pairing.b_forfeits == 0
-    assert pairing.a_score > 0.5  # greedy beats random
+    assert pairing.score > 0.5  # greedy beats random
     # The protocol is transparent: seeded, the served agent plays the very same games.
     assert [g.actions for g in served.games] == [g.actions for g in direct.games]
     assert [g.termination for g in served.games] == [g.termination for g in direct.games]
@@ -349,8 +349,8 @@ def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
         records_dir=tmp_path / "records",
     )
     by_pair = {(p.a, p.b): p for p in result.pairings}
-    assert by_pair[(crashing, "random")].b_wins == 2
-    assert by_pair[(stalling, "random")].b_wins == 2
+    assert by_pair[(crashing, "random")].losses == 2
+    assert by_pair[(stalling, "random")].losses == 2
     assert by_pair[(crashing, stalling)].games == 2  # one of them fails first each game
     reasons = {f["agent"]: f["reason"] for f in result.to_json()["forfeits"]}
     assert "external engine exited with code 3" in reasons[crashing]

@@ -78,14 +78,13 @@ def evaluate(
             torch.set_num_threads(threads)  # the net agent sets its own
         pairing = result.pairings[0]
         if key is not None:
-            low, high = pairing.a_score_ci95
-            metrics[f"{key}/score"] = pairing.a_score
+            low, high = pairing.score_ci95
+            metrics[f"{key}/score"] = pairing.score
             metrics[f"{key}/ci95_low"] = low
             metrics[f"{key}/ci95_high"] = high
         if ladder_name is not None:
-            points = pairing.a_wins + 0.5 * pairing.draws
             history["pairings"].append(
-                {"a": me, "b": ladder_name, "points": points, "games": pairing.games}
+                {"a": me, "b": ladder_name, "points": pairing.points, "games": pairing.games}
             )
 
     raw = _spec(path, 0)

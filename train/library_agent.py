@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.params import Threads, checked
+from agents.params import PathText, Threads, checked
 from yinsh_env.state import State
 
 #: The file (in a directory or a zip) that names the variant a policy was trained for.
@@ -89,3 +89,30 @@ class LibraryPolicyAgent(Agent):
         if self.greedy:
             return int(np.argmax(weights))
         return int(self.np_rng.choice(len(weights), p=weights / weights.sum()))
+
+
+class SavedPolicyAgent(LibraryPolicyAgent):
+    """A policy loaded from ``path=``, knowing the variant recorded beside it.
+
+    Subclasses load their library's file in :meth:`load`; the parameters, the
+    variant record and the sampling are the same for every library.
+    """
+
+    @checked
+    def __init__(
+        self,
+        seed: int | None = None,
+        path: PathText = "",
+        greedy: bool = True,
+        threads: Threads = 1,
+    ) -> None:
+        super().__init__(seed, greedy, threads)
+        #: The variant it was trained for (None: any); the arena refuses to pair it with another.
+        self.rings_to_win = load_variant(self.load(path))
+
+    def load(self, path: str) -> Path:
+        """Load the policy ``path`` names; return where its variant record is kept.
+
+        Raises ``ValueError`` naming ``path`` when it holds no usable policy.
+        """
+        raise NotImplementedError

@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.params import PathText, Threads, checked
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
 from .checkpoint import check_weights
-from .library_agent import LibraryPolicyAgent, load_variant
+from .library_agent import SavedPolicyAgent
 
 #: Where an algorithm checkpoint keeps the learner's module.
 ALGORITHM_MODULE_DIR = Path("learner_group", "learner", "rl_module")
@@ -70,23 +69,15 @@ def load_masked_module(path: str) -> Any:
     return module
 
 
-class RLlibAgent(LibraryPolicyAgent):
+class RLlibAgent(SavedPolicyAgent):
     """Plays the RLlib example's trained masked policy."""
 
-    @checked
-    def __init__(
-        self,
-        seed: int | None = None,
-        path: PathText = "",
-        greedy: bool = True,
-        threads: Threads = 1,
-    ) -> None:
-        super().__init__(seed, greedy, threads)
+    def load(self, path: str) -> Path:
         self.module = load_masked_module(path)
         from . import rllib_example
 
         # Written beside the module by the example's --save (none: any variant).
-        self.rings_to_win = load_variant(module_dir(path, rllib_example.LEARNER))
+        return module_dir(path, rllib_example.LEARNER)
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask()

@@ -63,8 +63,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import Agent, AgentSpecError, make_agent
-from agents.cli_args import agent_spec, int_in, number_in, output_dir
+from agents import Agent, make_agent
+from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
 from agents.params import MAX_THREADS
 from yinsh_env import env as make_aec_env
 from yinsh_env.actions import N_ACTIONS
@@ -294,7 +294,7 @@ def evaluate(
 ) -> Evaluation:
     """Play ``games`` games on the PettingZoo environment, the policy alternating colours."""
     baseline = make_agent(opponent, seed=seed)
-    wins = draws = losses = moves = 0
+    evaluation = Evaluation()
     for game in range(games):
         env = make_aec_env(rings_to_win=rings_to_win)
         env.reset(seed=seed + game)
@@ -304,9 +304,7 @@ def evaluate(
             observation, reward, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 if agent == learner:
-                    wins += reward > 0
-                    draws += reward == 0
-                    losses += reward < 0
+                    evaluation.add_reward(reward)
                 env.step(None)
                 continue
             assert observation is not None
@@ -314,11 +312,11 @@ def evaluate(
                 action = module.greedy_action(observation)
                 if not observation["action_mask"][action]:
                     raise IllegalActionError(f"the policy chose illegal action {action}")
-                moves += 1
+                evaluation.moves += 1
             else:
                 action = baseline.act_observation(observation)
             env.step(action)
-    return Evaluation(games, wins, draws, losses, moves)
+    return evaluation
 
 
 def _opponent(text: str) -> str:
@@ -417,11 +415,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     # Small batches gain nothing from more threads, and idle threads spinning
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
-    try:  # a file an agent names is read before anything starts
-        for spec in {args.opponent, args.eval_opponent} - {"self"}:
-            make_agent(spec).close()
-    except AgentSpecError as exc:
-        parser.error(str(exc))
+    build_agents(parser, {args.opponent, args.eval_opponent} - {"self"})
 
     import ray
 

@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.params import PathText, Threads, checked
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE
 from yinsh_env.state import State
 
 from .checkpoint import check_weights
-from .library_agent import LibraryPolicyAgent, load_variant
+from .library_agent import SavedPolicyAgent
 from .sb3_selfplay import policy_probabilities
 
 
@@ -64,21 +63,13 @@ def load_maskable_ppo(path: str) -> Any:
     return model
 
 
-class SB3Agent(LibraryPolicyAgent):
+class SB3Agent(SavedPolicyAgent):
     """Plays a trained MaskablePPO policy, masks applied."""
 
-    @checked
-    def __init__(
-        self,
-        seed: int | None = None,
-        path: PathText = "",
-        greedy: bool = True,
-        threads: Threads = 1,
-    ) -> None:
-        super().__init__(seed, greedy, threads)
+    def load(self, path: str) -> Path:
         file = model_file(path)
         self.model = load_maskable_ppo(str(file))
-        self.rings_to_win = load_variant(file)
+        return file
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         return policy_probabilities(self.model.policy, state)

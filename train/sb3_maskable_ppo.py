@@ -48,8 +48,9 @@ from typing import Any
 
 import torch
 
-from agents import AgentSpecError, make_agent
-from agents.cli_args import agent_spec, int_in, number_in, output_file
+from agents import make_agent
+from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
+from agents.evaluation.elo import Tally
 from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
@@ -78,18 +79,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 
 @dataclass
-class Evaluation:
+class Evaluation(Tally):
     """Results of the trained policy against the opponent."""
 
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    moves: int  # learner decisions, every one checked legal
+    moves: int = 0  # learner decisions, every one checked legal
 
-    @property
-    def score(self) -> float:
-        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
+    def add_reward(self, reward: float) -> None:
+        """Count a game that ended with the policy's ``reward`` (+1 won, 0 drawn, -1 lost)."""
+        self.add(0.5 + 0.5 * reward)
 
 
 def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> YinshGymEnv:
@@ -196,7 +193,7 @@ def build_model(
 
 def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Evaluation:
     """Play ``games`` games with the masked policy; any illegal move raises."""
-    wins = draws = losses = moves = 0
+    evaluation = Evaluation()
     for game in range(games):
         obs, _ = env.reset(seed=seed + game)
         done, reward = False, 0.0
@@ -207,12 +204,10 @@ def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Eval
             if not mask[action]:
                 raise IllegalActionError(f"the policy chose illegal action {action}")
             obs, reward, terminated, truncated, _ = env.step(action)
-            moves += 1
+            evaluation.moves += 1
             done = terminated or truncated
-        wins += reward > 0
-        draws += reward == 0
-        losses += reward < 0
-    return Evaluation(games, wins, draws, losses, moves)
+        evaluation.add_reward(reward)
+    return evaluation
 
 
 def _zip_file(text: str) -> Path:
@@ -300,11 +295,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
     eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
-    try:  # a file an opponent names is read before anything starts
-        for spec in {*args.opponent, *args.curriculum, eval_opponent}:
-            make_agent(spec).close()
-    except AgentSpecError as exc:
-        parser.error(str(exc))
+    build_agents(parser, {*args.opponent, *args.curriculum, eval_opponent})
 
     torch.set_num_threads(args.threads)
     sampler: Any = (args.opponent or [""])[0]  # one agent spec: no pool needed

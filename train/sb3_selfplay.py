@@ -233,16 +233,15 @@ class TimedVecEnv(VecEnvWrapper):
         self.seconds = 0.0
 
     def reset(self) -> Any:
-        start = time.perf_counter()
-        try:
-            return self.venv.reset()
-        finally:
-            self.seconds += time.perf_counter() - start
+        return self._timed(self.venv.reset)
 
     def step_wait(self) -> Any:
+        return self._timed(self.venv.step_wait)
+
+    def _timed(self, call: Callable[[], T]) -> T:
         start = time.perf_counter()
         try:
-            return self.venv.step_wait()
+            return call()
         finally:
             self.seconds += time.perf_counter() - start
 

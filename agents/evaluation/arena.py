@@ -47,7 +47,7 @@ from yinsh_env.records import save_record
 from ..base import Agent
 from ..byo import as_agent
 from ..spec import make_agent
-from .elo import PairResult, Rating, elo_ratings, wilson_interval
+from .elo import PairResult, Rating, Tally, elo_ratings
 from .games import (
     DEFAULT_OPENING_PLIES,
     GameResult,
@@ -85,37 +85,24 @@ __all__ = [
 
 
 @dataclass
-class PairingResult:
-    """Totals of one pairing from agent ``a``'s side."""
+class PairingResult(Tally):
+    """Totals of one pairing from agent ``a``'s side: ``wins`` are ``a``'s, ``losses`` ``b``'s."""
 
     a: str
     b: str
-    games: int = 0
-    a_wins: int = 0
-    draws: int = 0
-    b_wins: int = 0
     a_forfeits: int = 0
     b_forfeits: int = 0
 
-    @property
-    def a_score(self) -> float:
-        """``a``'s mean score: wins plus half the draws, over games."""
-        return (self.a_wins + 0.5 * self.draws) / self.games if self.games else 0.0
-
-    @property
-    def a_score_ci95(self) -> tuple[float, float]:
-        return wilson_interval(self.a_wins + 0.5 * self.draws, self.games)
-
     def to_json(self) -> dict[str, Any]:
-        lo, hi = self.a_score_ci95
+        lo, hi = self.score_ci95
         return {
             "a": self.a,
             "b": self.b,
             "games": self.games,
-            "a_wins": self.a_wins,
+            "a_wins": self.wins,
             "draws": self.draws,
-            "b_wins": self.b_wins,
-            "a_score": round(self.a_score, 4),
+            "b_wins": self.losses,
+            "a_score": round(self.score, 4),
             "a_score_ci95": [round(lo, 4), round(hi, 4)],
             "a_forfeits": self.a_forfeits,
             "b_forfeits": self.b_forfeits,
@@ -207,11 +194,10 @@ class ArenaResult:
         width = max(len(p.a) + len(p.b) for p in self.pairings) + 4
         lines.append(f"{'pairing':<{width}} {'games':>5} {'W-D-L':>11} {'score':>6}  95% CI")
         for p in self.pairings:
-            lo, hi = p.a_score_ci95
-            wdl = f"{p.a_wins}-{p.draws}-{p.b_wins}"
+            lo, hi = p.score_ci95
             name = f"{p.a} vs {p.b}"
             lines.append(
-                f"{name:<{width}} {p.games:>5} {wdl:>11} {p.a_score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
+                f"{name:<{width}} {p.games:>5} {p.wdl:>11} {p.score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
             )
         if self.sprt is not None:
             lines += ["", self.sprt.status(), f"decision: {_decision_text(self.sprt, self.agents)}"]
@@ -462,14 +448,7 @@ def summarise(
     for r in results:
         a, b = pairs[r.task.pairing]
         p = pairings[r.task.pairing]
-        p.games += 1
-        score = r.score_of(a)
-        if score == 1.0:
-            p.a_wins += 1
-        elif score == 0.0:
-            p.b_wins += 1
-        else:
-            p.draws += 1
+        p.add(r.score_of(a))
         if r.forfeiter == a:
             p.a_forfeits += 1
         elif r.forfeiter == b:
@@ -478,9 +457,7 @@ def summarise(
             times[agent].seconds += r.think[side][0]
             times[agent].decisions += r.think[side][1]
     pair_results = [
-        PairResult(a, b, p.a_wins + 0.5 * p.draws, p.games)
-        for (a, b), p in zip(pairs, pairings)
-        if p.games
+        PairResult(a, b, p.points, p.games) for (a, b), p in zip(pairs, pairings) if p.games
     ]
     fixed = scale.fixed(identities) if scale is not None and identities is not None else {}
     played = {k for r in pair_results for k in (r.i, r.j)}

@@ -232,3 +232,48 @@ def wilson_interval(points: float, games: int, z: float = Z95) -> tuple[float, f
     centre = (p + z * z / (2 * games)) / denom
     half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(kw_only=True)
+class Tally:
+    """One side's wins, draws and losses, counted game by game, with its score.
+
+    The record behind every W-D-L the project prints (a pairing, a rated
+    agent against an anchor, a library policy's evaluation): subclasses name
+    what was tallied first, these counts follow as keywords.
+    """
+
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    def add(self, points: float) -> None:
+        """Count one game in which this side made ``points``: above 1/2 a win, below a loss."""
+        self.games += 1
+        if points > 0.5:
+            self.wins += 1
+        elif points < 0.5:
+            self.losses += 1
+        else:
+            self.draws += 1
+
+    @property
+    def points(self) -> float:
+        """Wins plus half the draws."""
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score(self) -> float:
+        """The mean score: points over games (0 before any game)."""
+        return self.points / self.games if self.games else 0.0
+
+    @property
+    def score_ci95(self) -> tuple[float, float]:
+        """The score's 95% Wilson interval (:func:`wilson_interval`)."""
+        return wilson_interval(self.points, self.games)
+
+    @property
+    def wdl(self) -> str:
+        """``wins-draws-losses``, as the tables print it."""
+        return f"{self.wins}-{self.draws}-{self.losses}"

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..spec import check_spec, make_agent
-from .elo import Z95, PairResult, fit_bradley_terry, wilson_interval
+from .elo import Z95, PairResult, Tally, fit_bradley_terry
 from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
 from .match import check_variant
 from .results_db import check_db, game_writer
@@ -50,22 +50,14 @@ ROUND_PAIRS = 2
 
 
 @dataclass
-class AnchorScore:
+class AnchorScore(Tally):
     """The rated agent's games against one anchor."""
 
     anchor: str
     anchor_elo: float
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-
-    @property
-    def points(self) -> float:
-        return self.wins + 0.5 * self.draws
 
     def to_json(self) -> dict[str, Any]:
-        lo, hi = wilson_interval(self.points, self.games)
+        lo, hi = self.score_ci95
         return {
             "anchor": self.anchor,
             "anchor_elo": self.anchor_elo,
@@ -73,7 +65,7 @@ class AnchorScore:
             "wins": self.wins,
             "draws": self.draws,
             "losses": self.losses,
-            "score": round(self.points / self.games, 4) if self.games else None,
+            "score": round(self.score, 4) if self.games else None,
             "score_ci95": [round(lo, 4), round(hi, 4)],
         }
 
@@ -118,11 +110,10 @@ class RatingResult:
         width = max([len(s.anchor) for s in played] + [len("anchor")]) + 2
         lines = [f"{'anchor':<{width}} {'elo':>6} {'games':>6} {'W-D-L':>9} {'score':>6}  95% CI"]
         for s in played:
-            lo, hi = wilson_interval(s.points, s.games)
-            wdl = f"{s.wins}-{s.draws}-{s.losses}"
+            lo, hi = s.score_ci95
             lines.append(
-                f"{s.anchor:<{width}} {s.anchor_elo:>6.0f} {s.games:>6} {wdl:>9} "
-                f"{s.points / s.games:>6.3f}  [{lo:.3f}, {hi:.3f}]"
+                f"{s.anchor:<{width}} {s.anchor_elo:>6.0f} {s.games:>6} {s.wdl:>9} "
+                f"{s.score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
             )
         lines.append("")
         lines.append(
@@ -252,12 +243,7 @@ def rate_agent(
                         tasks.append(GameTask(index, k, white, black, openings[j], game_seed))
             finished = sorted(runner.play(tasks), key=lambda r: r.task.index)
             for result in finished:
-                s = scores[result.task.pairing]
-                points = result.score_of(0)
-                s.games += 1
-                s.wins += points == 1.0
-                s.draws += points == 0.5
-                s.losses += points == 0.0
+                scores[result.task.pairing].add(result.score_of(0))
                 if writer is not None:
                     writer.add(result)
                 if on_game is not None:
@@ -284,11 +270,11 @@ def rate_agent(
 def _edge_note(scores: Sequence[AnchorScore]) -> str:
     """A warning when the agent is placed only by lopsided games at an end of the ladder."""
     top, bottom = scores[-1], scores[0]
-    if top.games and top.points / top.games >= 0.9:
+    if top.games and top.score >= 0.9:
         return (
-            f"note: it scored {top.points / top.games:.2f} against the top anchor "
+            f"note: it scored {top.score:.2f} against the top anchor "
             f"({top.anchor}): it may be stronger than the scale measures (a lower bound)"
         )
-    if bottom.games and bottom.points / bottom.games <= 0.1:
-        return f"note: it scored {bottom.points / bottom.games:.2f} against {bottom.anchor}"
+    if bottom.games and bottom.score <= 0.1:
+        return f"note: it scored {bottom.score:.2f} against {bottom.anchor}"
     return ""
