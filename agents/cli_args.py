@@ -167,6 +167,8 @@ def input_file(text: str) -> Path:
     path = any_path(text)
     if path.is_dir():
         raise _fail(path, "is a folder; give a file")
+    if path.exists() and not path.is_file():  # a device or a pipe: never opened (it may block)
+        raise _fail(path, "is not a regular file")
     try:
         with open(path, "rb"):
             pass

@@ -156,12 +156,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def positive_seconds(text: str) -> float:
-    """A finite positive number of seconds; ValueError for nan, inf, 0, negatives."""
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise ValueError("must be a positive number of seconds")
-    return value
+def _rings_to_win(text: str) -> int:
+    """``new rings_to_win=``: 1..5 in ASCII digits (``nan``, ``٣`` and ``1e1`` refused by name)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 2 and 1 <= int(text) <= 5):
+        raise ValueError("must be an integer 1..5")
+    return int(text)
 
 
 def go_sims(text: str) -> int:
@@ -296,7 +295,7 @@ class EngineSession:
         return f"yinsh ok {PROTOCOL_VERSION} name={self.name}"
 
     def _new(self, args: list[str]) -> str:
-        options = parse_options(args, {"rings_to_win": int}, "new")
+        options = parse_options(args, {"rings_to_win": _rings_to_win}, "new")
         rings_to_win = options.get("rings_to_win", DEFAULT_RINGS_TO_WIN)
         assert isinstance(rings_to_win, int)
         try:

@@ -115,6 +115,9 @@ def test_play_accepts_any_case_and_several_actions_atomically() -> None:
         "play pass",
         "new rings_to_win=9",
         "new rings_to_win=x",
+        "new rings_to_win=nan",
+        "new rings_to_win=\u0663",  # int() reads it as 3
+        "new rings_to_win=" + "9" * 5000,  # int() refuses past 4300 digits, in Python's words
         "new colour=white",
         "position 4/7/8 w",
         "undo 99",
@@ -141,6 +144,11 @@ def test_bad_commands_get_an_error_and_change_nothing(line: str) -> None:
     assert "\n" not in reply
     assert snapshot(s) == before
     assert s.ask("history") == "history E5"
+
+
+def test_a_bad_variant_is_named_in_the_protocols_words() -> None:
+    reply = session().ask("new rings_to_win=nan")  # was int()'s "invalid literal for int()"
+    assert reply == "error bad value 'rings_to_win=nan' for new: must be an integer 1..5"
 
 
 def test_unknown_command_is_named() -> None:

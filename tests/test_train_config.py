@@ -82,7 +82,7 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("", ["seed.x=1"], "'seed' is not a section"),
         ("search: [\n", [], "is not valid YAML"),
         ("- 1\n- 2\n", [], "expected a mapping"),
-        ("", ["seed=-1"], "seed must be >= 0, got -1"),
+        ("", ["seed=-1"], r"seed must be in \[0, 9223372036854775807\], got -1"),
         ("", ["optim.lr=nan"], "optim.lr must be a finite number"),
         ("optim:\n  grad_clip: .inf\n", [], "optim.grad_clip must be a finite number"),
         ("", ["threads=2.0"], "threads must be an integer"),
@@ -150,6 +150,10 @@ def test_sections_validate_on_construction_and_replace() -> None:
     [
         ("eval.opponents=[bogus]", r"eval.opponents\[0\]: unknown agent 'bogus'"),
         ("eval.opponents=[random, 'greedy:depht=2']", "unknown parameter 'depht'"),
+        # Built, not only parsed: these failed mid-run, after iteration 0 was written.
+        ("eval.opponents=['engine:cmd=no-such-program-x']", r"opponents\[0\].*program"),
+        ("eval.opponents=[random, 'pretrained:weights=nosuch']", r"opponents\[1\].*no network"),
+        ("eval.opponents=['net:path=/no/such.pt']", r"opponents\[0\].*does not exist"),
         ("device=cuda:7", "device: 'cuda:7' asked for"),
         ("inference=torch|inference_precision=int8", "inference_precision: int8 runs in ONNX"),
     ],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,32 @@ def test_restore_refuses_a_damaged_archive_and_a_used_run_dir(
     (tmp_path / "empty").mkdir()
     assert archive_main(["restore", str(tmp_path / "empty"), str(tmp_path / "c")]) == 2
     assert "not a run archive" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["random-bytes", "nan-weights", "no-metrics"])
+def test_restore_loads_every_checkpoint_before_writing_anything(
+    damage: str, tmp_path: Path, source_run: Path
+) -> None:
+    """A sha256 that matches proves nothing about the file: it must load, with finite weights."""
+    archive = tmp_path / "archive"
+    save(source_run, archive)
+    name = "checkpoints/iter_000002.pt"
+    if damage == "no-metrics":
+        (archive / "metrics.jsonl").unlink()
+    else:
+        target = archive / name
+        if damage == "random-bytes":
+            target.write_bytes(os.urandom(4000))
+        else:
+            data = torch.load(target, weights_only=True)
+            first = next(k for k, v in data["model"].items() if v.is_floating_point())
+            data["model"][first] = data["model"][first] * float("nan")
+            torch.save(data, target)
+        manifest_path = archive / "archive.json"
+        manifest = json.loads(manifest_path.read_text())
+        manifest["files"][name] = hashlib.sha256(target.read_bytes()).hexdigest()
+        manifest_path.write_text(json.dumps(manifest))
+    problem = {"random-bytes": "not a PyTorch file", "nan-weights": "NaN", "no-metrics": "metrics"}
+    with pytest.raises((CheckpointError, RunError), match=problem[damage]):
+        restore(archive, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

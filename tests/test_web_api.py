@@ -481,6 +481,16 @@ BAD_REQUESTS = [
         403,
         "Host",
     ),
+    (  # was read as 127.0.0.1: everything before the last ':' taken as the name
+        "foreign host after a loopback prefix",
+        "GET",
+        "/api/games/{id}",
+        None,
+        None,
+        {"Host": "127.0.0.1:1@evil.example"},
+        403,
+        "Host",
+    ),
 ]
 
 

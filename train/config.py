@@ -37,10 +37,13 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 from pydantic.fields import FieldInfo
 
-from agents.params import clip, device_name
+from agents.params import MAX_SIMS, MAX_THREADS, clip, device_name
 from agents.spec import AgentSpecError, parse_spec
 
 from .bounded_yaml import load_yaml
+
+#: Seeds numpy and torch take (``torch.manual_seed`` overflows past it).
+MAX_SEED = 2**63 - 1
 
 
 class ConfigError(ValueError):
@@ -87,6 +90,20 @@ Int = Annotated[int, Field(strict=True)]
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
 #: An integer, 0 or more.
 NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+#: Processes or threads: 1..:data:`~agents.params.MAX_THREADS` (no fork bomb by typo).
+Count = Annotated[int, Field(strict=True, ge=1, le=MAX_THREADS)]
+#: A seed: what numpy and torch take (0..2**63-1).
+Seed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)]
+#: Simulations of a search: 1..:data:`~agents.params.MAX_SIMS`, as any agent spec.
+Sims = Annotated[int, Field(strict=True, ge=1, le=MAX_SIMS)]
+#: Simulations where 0 skips the search: 0..:data:`~agents.params.MAX_SIMS`.
+OptionalSims = Annotated[int, Field(strict=True, ge=0, le=MAX_SIMS)]
+#: Processes where 0 means "as many as there are CPUs": 0..:data:`~agents.params.MAX_THREADS`.
+OptionalCount = Annotated[int, Field(strict=True, ge=0, le=MAX_THREADS)]
+#: A network's depth in residual blocks.
+Depth = Annotated[int, Field(strict=True, ge=1, le=256)]
+#: A network's size: far above any useful one, below what no machine holds.
+Width = Annotated[int, Field(strict=True, ge=1, le=4096)]
 #: ``true`` or ``false`` (no "yes", no 1).
 Bool = Annotated[bool, Field(strict=True)]
 #: A finite number (YAML's ``1e-3`` too; no booleans).
@@ -113,10 +130,10 @@ _SCHEMA = ConfigDict(extra="forbid")
 class NetworkConfig:
     """The residual tower; see :mod:`train.network`."""
 
-    blocks: PositiveInt = 6
-    channels: PositiveInt = 64
+    blocks: Depth = 6
+    channels: Width = 64
     #: Hidden units of the value (and auxiliary margin) head.
-    value_hidden: PositiveInt = 64
+    value_hidden: Width = 64
     #: An auxiliary head predicting the opponent's next action (KataGo), trained
     #: with ``optim.opponent_policy_weight``; unused in play.
     opponent_policy: Bool = False
@@ -130,7 +147,7 @@ class SearchConfig:
     #: simulations); ``puct``: AlphaZero's PUCT with Dirichlet root noise.
     algorithm: Literal["gumbel", "puct"] = "gumbel"
     #: Simulations of a full search (the moves that become policy targets).
-    simulations: PositiveInt = 64
+    simulations: Sims = 64
     c_puct: NonNegativeNumber = 1.5
     #: First-play urgency: an unvisited child is valued at the parent's mean
     #: value minus this (PUCT only).
@@ -175,7 +192,7 @@ class SelfPlayConfig:
     #: Playout-cap randomisation: a move gets a full search (and becomes a
     #: policy target) with this probability, else a fast one.
     full_search_prob: Fraction = 0.25
-    fast_simulations: PositiveInt = 16
+    fast_simulations: Sims = 16
     #: Record positions with a single legal action too (value targets only,
     #: in effect: e.g. the removal of the only row just made).
     record_forced: Bool = True
@@ -250,11 +267,11 @@ class EvalConfig:
     opponents: list[AgentSpec] = Field(default_factory=lambda: ["random", "greedy"])
     #: Simulations of the "with search" network agent, and its games per
     #: pairing (0 skips it).
-    simulations: NonNegativeInt = 32
+    simulations: OptionalSims = 32
     search_games: NonNegativeInt = 10
     #: Earlier evaluated checkpoints joining the Elo round robin.
     elo_checkpoints: NonNegativeInt = 2
-    workers: PositiveInt = 1
+    workers: Count = 1
     #: Append every evaluation game to this SQLite results database
     #: (:mod:`agents.evaluation.results_db`; ``yinsh-ratings FILE`` rates them); null: none.
     db: str | None = None
@@ -271,7 +288,7 @@ class RayConfig:
     #: through Ray Client; ``host:port``: a cluster's GCS address.
     address: RayAddress = None
     #: Self-play actors; 0 takes as many as the cluster's CPUs hold.
-    actors: NonNegativeInt = 0
+    actors: OptionalCount = 0
     #: Resources each actor reserves (fractions share a device).
     cpus_per_actor: NonNegativeNumber = 1.0
     gpus_per_actor: NonNegativeNumber = 0.0
@@ -307,12 +324,12 @@ class Config:
 
     #: Seeds every game (with the iteration and game number), the network's
     #: initialisation and the learner's sampling.
-    seed: NonNegativeInt = 0
+    seed: Seed = 0
     iterations: PositiveInt = 100
     #: ``auto`` takes CUDA when available, else the CPU.
     device: Device = "auto"
     #: torch.set_num_threads for the learner and in-process self-play.
-    threads: PositiveInt = 1
+    threads: Count = 1
     #: bfloat16 autocast for network evaluation and training (GPU runs).
     amp: Bool = False
     #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, 1.6-2x the
@@ -327,7 +344,7 @@ class Config:
     #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or
     #: ``ray`` (Ray actors, configured in the ``ray`` section).
     backend: Literal["inprocess", "process", "ray"] = "inprocess"
-    workers: PositiveInt = 1
+    workers: Count = 1
     #: Iteration checkpoints kept besides the evaluated and best ones.
     keep_checkpoints: PositiveInt = 3
     network: NetworkConfig = Field(default_factory=NetworkConfig)

@@ -3,7 +3,8 @@
 The config schema (:mod:`train.config`) checks a config on its own, so that a
 checkpoint's saved config parses anywhere; this adds what only the machine
 running the run can tell: that the device exists, that the evaluation's
-opponents are agents this installation knows (with known parameters), that
+opponents can be built here (known agents and parameters, their programs and
+files present, their networks' weights finite: each is built once), that
 ``eval.db`` is a results database (or a new file), and that the chosen
 backend's optional packages are installed.  Each problem
 raises :class:`~train.config.ConfigError` naming the key.
@@ -16,7 +17,7 @@ import importlib.util
 import torch
 
 from agents.evaluation.results_db import ResultsDBError, check_db
-from agents.spec import AgentSpecError, check_spec
+from agents.spec import AgentSpecError, make_agent
 
 from .config import Config, ConfigError
 
@@ -48,8 +49,8 @@ def check_runnable(config: Config) -> None:
     """Raise ConfigError naming the key for anything that would fail later in the run."""
     check_device(config.device)
     for i, spec in enumerate(config.eval.opponents):
-        try:
-            check_spec(spec)
+        try:  # built once, not only parsed: a missing program or file, a bad network
+            make_agent(spec).close()
         except AgentSpecError as exc:
             raise ConfigError(f"eval.opponents[{i}]: {exc}") from None
     if config.inference_precision == "int8" and (

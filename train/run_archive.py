@@ -138,7 +138,12 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
-    """Copy an archive into a new run directory, ready for ``yinsh-train --resume``."""
+    """Copy an archive into a new run directory, ready for ``yinsh-train --resume``.
+
+    Every file is checked before anything is written: the manifest, each
+    checkpoint's sha256, that it loads and that its weights are finite
+    (:class:`~train.checkpoint.CheckpointError` naming the file).
+    """
     archive, run_dir = Path(archive), Path(run_dir)
     manifest_path = archive / MANIFEST
     if not manifest_path.is_file():
@@ -147,11 +152,15 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
     if list_checkpoints(run_dir):
         raise RunError(f"cannot restore into {run_dir}: it already holds checkpoints")
     files = manifest.get("files", {})
+    for name in (CONFIG_NAME, METRICS_NAME):
+        if not (archive / name).is_file():
+            raise RunError(f"{archive} is not a whole run archive (no {name})")
     for name, digest in files.items():
         if not _FILE.match(name):
             raise RunError(f"{manifest_path}: {name!r} is not an archived checkpoint's name")
         if _sha256(archive / name) != digest:
             raise CheckpointError(f"{archive / name} does not match its sha256 in {manifest_path}")
+        read_file(archive / name)  # loads, with finite weights (a sha256 proves neither)
     (run_dir / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
     for name in (*files, CONFIG_NAME, METRICS_NAME):
         shutil.copyfile(archive / name, run_dir / name)

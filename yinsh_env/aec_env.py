@@ -43,8 +43,9 @@ truncated, the board unchanged (the arena scores it as a forfeit).
 ``raw_env`` raises :class:`~yinsh_env.errors.IllegalActionError` (a
 ``ValueError``) and leaves the environment as it was, as it does for a
 malformed start position.  Once the game is over and every agent has taken
-its final ``step(None)``, ``raw_env.step`` raises ``IllegalActionError``
-(reset first); ``env()`` warns, as PettingZoo's wrappers do.
+its final ``step(None)``, ``step`` and ``last`` raise ``IllegalActionError``
+(reset first) in both, where PettingZoo's wrappers only warn (and its base
+raises ``KeyError``).
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from .action_input import as_action
 from .actions import N_ACTIONS
-from .errors import IllegalActionError, PositionError
+from .errors import IllegalActionError, PositionError, bounded_repr
 from .observation import OBS_SHAPE, encode
 from .render import ansi_board, rgb_board, svg_board
+from .render.layout import check_picture_size
 from .state import DEFAULT_RINGS_TO_WIN, OVER, State
 
 #: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
@@ -124,6 +126,21 @@ def start_state(
     return game
 
 
+def check_seed(seed: Any) -> int | None:
+    """``seed`` for ``reset``: None or an integer ``>= 0`` (numpy's too), else an error naming it.
+
+    Gymnasium's seeding raises its own ``gymnasium.error.Error`` (no
+    ``ValueError``) for a negative seed; a bool or a float is no seed either.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be None or an integer >= 0, got {bounded_repr(seed)}")
+    if seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got {int(seed)}")
+    return int(seed)
+
+
 def render_game(
     game: State, mode: str | None, last_action: int | None = None, size: int = 480
 ) -> str | np.ndarray | None:
@@ -158,6 +175,13 @@ def _in_notebook() -> bool:
         return False
     shell = ipython.get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def check_flag(name: str, value: object) -> bool:
+    """``value`` if it is a bool (``"yes"`` or ``0`` is not), else TypeError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {bounded_repr(value)}")
+    return bool(value)
 
 
 def check_render_mode(render_mode: str | None) -> None:
@@ -252,10 +276,7 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         base = self.env
-        if not base.agents:
-            self._has_updated = True
-            EnvLogger.warn_step_after_terminated_truncated()
-            return
+        base.require_agents("step")  # where PettingZoo's wrapper only warns
         agent = base.agent_selection
         if base.terminations[agent] or base.truncations[agent]:
             self._has_updated = True
@@ -328,8 +349,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         check_render_mode(render_mode)
         self.render_mode = render_mode
         self.rings_to_win = rings_to_win
-        self.legal_moves_in_info = legal_moves_in_info
-        self.render_size = render_size
+        self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
+        self.render_size = check_picture_size(render_size)
         self.possible_agents = list(AGENTS)
         self.observation_spaces = {agent: make_observation_space() for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS}
@@ -348,6 +369,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; ``seed`` also seeds the action spaces (for ``sample``)."""
+        seed = check_seed(seed)
         options = options or {}
         game = start_state(self.rings_to_win, options.get("state"), options.get("actions", ()))
         if seed is not None:
@@ -392,16 +414,23 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         illegal one or once the game is over, leaving the environment unchanged.
         A finished agent's ``step(None)`` removes it, as PettingZoo's API wants.
         """
-        if not self.agents:
-            raise IllegalActionError(
-                f"the game is over ({self._game.result}) and every agent has left: "
-                "call reset() before step()"
-            )
+        self.require_agents("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)  # ValueError unless the action is None
             return
         self.play(agent, as_action(action))
+
+    def require_agents(self, call: str) -> None:
+        """Raise IllegalActionError (``call`` named) once every agent has left the game.
+
+        PettingZoo's base would raise ``KeyError: 'player_1'`` from deep inside.
+        """
+        if not self.agents:
+            raise IllegalActionError(
+                f"the game is over ({self._game.result}) and every agent has left: "
+                f"call reset() before {call}()"
+            )
 
     def play(self, agent: str, action: int) -> None:
         """``step`` for ``agent``, the selected agent, known to be live, with an index in range."""
@@ -466,6 +495,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     def last(
         self, observe: bool = True
     ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        self.require_agents("last")
         agent = self.agent_selection
         return (
             self.observe(agent) if observe else None,
@@ -511,6 +541,7 @@ __all__ = [
     "ENV_NAME",
     "RENDER_MODES",
     "ClassicWrapper",
+    "check_seed",
     "env",
     "make_observation_space",
     "raw_env",

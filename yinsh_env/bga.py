@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any, Final
 
-from .errors import RecordError
+from .errors import RecordError, line_error
 from .game_record import BOM, GameRecord, outcome_problem, push_ply
 from .state import State
 from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
@@ -55,8 +55,7 @@ def _value_line(text: str, key: str, index: int | None = None) -> int:
 
 def _error(text: str, line: int, problem: object) -> RecordError:
     lines = text.split("\n")
-    quoted = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    return RecordError(f"line {line}: {problem}: {quoted!r}")
+    return line_error(line, lines[line - 1] if 0 < line <= len(lines) else "", problem)
 
 
 def read_bga_json(text: str) -> GameRecord:
@@ -73,6 +72,8 @@ def read_bga_json(text: str) -> GameRecord:
         raise _error(text, err.lineno, f"broken JSON ({err.msg})") from None
     except RecursionError:
         raise _error(text, 1, "JSON nested too deeply") from None
+    except ValueError as err:  # an integer past Python's digit limit
+        raise _error(text, 1, f"bad JSON number ({str(err).split(';')[0]})") from None
     if not isinstance(data, dict):
         raise _error(text, 1, "expected a JSON object with 'actions' and 'result'")
     actions = data.get("actions")

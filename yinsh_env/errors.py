@@ -40,3 +40,12 @@ class PositionError(YinshError):
 
 class RecordError(YinshError):
     """A malformed game record; the message names the line."""
+
+
+def line_error(number: int, line: str, problem: object) -> RecordError:
+    """``line N: problem: 'the line'``, the line quoted through :func:`bounded_repr`.
+
+    A record's line can be megabytes long (a pasted file, a binary one): the
+    error names it without echoing it.
+    """
+    return RecordError(f"line {number}: {problem}: {bounded_repr(line.strip())}")

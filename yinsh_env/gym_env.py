@@ -49,6 +49,7 @@ a curriculum's promotion).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 import gymnasium
@@ -62,13 +63,16 @@ from .aec_env import (
     AGENTS,
     ILLEGAL_REWARD,
     RENDER_MODES,
+    check_flag,
     check_render_mode,
+    check_seed,
     make_observation_space,
     raw_env,
     render_game,
 )
-from .errors import IllegalActionError, PositionError
+from .errors import IllegalActionError, PositionError, bounded_repr
 from .opponents import Entry, is_sampler
+from .render.layout import check_picture_size
 from .state import DEFAULT_RINGS_TO_WIN, State
 
 GYM_ID: Final = "Yinsh-v0"
@@ -147,9 +151,9 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         check_render_mode(render_mode)
         self._side_choice = _parse_learner(learner)
         self.render_mode = render_mode
-        self.render_size = render_size
-        self.illegal_reward = illegal_reward
-        self.legal_moves_in_info = legal_moves_in_info
+        self.render_size = check_picture_size(render_size)
+        self.illegal_reward = _reward(illegal_reward)
+        self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
         self.opponent = opponent
         self._sampler_kind = opponent_kind(opponent)
         self._entry: Entry | None = None  # what a sampler chose, until it hears the result
@@ -180,6 +184,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
+        seed = check_seed(seed)
         super().reset(seed=seed)
         options = options or {}
         if seed is not None:
@@ -315,6 +320,17 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         close = getattr(self.opponent, "close", None)
         if callable(close) and self._sampler_kind in ("state", "observation", "sampler"):
             close()
+
+
+def _reward(value: object) -> float | None:
+    """``illegal_reward``: None (an illegal action raises) or a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"illegal_reward must be None or a number, got {bounded_repr(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"illegal_reward must be finite, got {value!r}")
+    return float(value)
 
 
 def _parse_learner(learner: str | int) -> str | int:

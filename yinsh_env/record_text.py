@@ -66,7 +66,7 @@ from enum import Enum
 from typing import Final, TypeVar
 
 from .actions import action_to_str, str_to_action
-from .errors import NotationError, RecordError
+from .errors import NotationError, RecordError, line_error
 from .game_record import (
     BOM,
     RESERVED_KEYS,
@@ -146,10 +146,6 @@ def _comment(note: str) -> str:
     return " ".join(note.translate(table).split())
 
 
-def _line_error(number: int, line: str, problem: object) -> RecordError:
-    return RecordError(f"line {number}: {problem}: {line.strip()!r}")
-
-
 def _strip_comments(line: str) -> str | None:
     """The line without ``{...}`` and ``;...`` comments; None if a brace is open."""
     out = []
@@ -185,10 +181,10 @@ def read_record(text: str) -> GameRecord:
         line = raw.strip()
         if line.startswith("["):  # a header; its value may hold ';' and '{'
             if in_moves:
-                raise _line_error(number, raw, "header line after the moves")
+                raise line_error(number, raw, "header line after the moves")
             match = _HEADER_LINE.match(line)
             if not match:
-                raise _line_error(number, raw, 'malformed header line (expected [Key "value"])')
+                raise line_error(number, raw, 'malformed header line (expected [Key "value"])')
             key = match.group(1)
             try:
                 value = _unquote(match.group(2))
@@ -196,10 +192,10 @@ def read_record(text: str) -> GameRecord:
                 if reserved is None:
                     check_tag(key, value)
             except RecordError as err:
-                raise _line_error(number, raw, err) from None
+                raise line_error(number, raw, err) from None
             name = reserved or key
             if name.lower() in (k.lower() for k in (*headers, *tags)):
-                raise _line_error(number, raw, f"duplicate header {key!r}")
+                raise line_error(number, raw, f"duplicate header {key!r}")
             if reserved:
                 headers[reserved] = (value, number)
             else:
@@ -207,7 +203,7 @@ def read_record(text: str) -> GameRecord:
             continue
         body = _strip_comments(line)
         if body is None:
-            raise _line_error(number, raw, "unclosed '{' comment")
+            raise line_error(number, raw, "unclosed '{' comment")
         body = body.strip()
         if not body:
             continue
@@ -218,21 +214,21 @@ def read_record(text: str) -> GameRecord:
             numbered = _PLY_NUMBER.match(token)
             if numbered:
                 if side is not None or int(numbered.group(1)) != ply:
-                    raise _line_error(number, raw, f"ply number {token!r} out of place (ply {ply})")
+                    raise line_error(number, raw, f"ply number {token!r} out of place (ply {ply})")
                 continue
             if token.upper() in ("W", "B"):
                 if side is not None:
-                    raise _line_error(number, raw, f"two sides given for ply {ply}")
+                    raise line_error(number, raw, f"two sides given for ply {ply}")
                 side = Player.from_letter(token)
                 continue
             try:
                 action = action_to_str(str_to_action(token))
             except NotationError as err:
-                raise _line_error(number, raw, f"ply {ply}: {err}") from None
+                raise line_error(number, raw, f"ply {ply}: {err}") from None
             plies.append((action, side, number))
             side = None
         if side is not None:
-            raise _line_error(number, raw, "a side letter without an action")
+            raise line_error(number, raw, "a side letter without an action")
     return _build(headers, tags, plies, lines)
 
 
@@ -262,7 +258,7 @@ def _build(
 
     def header_error(key: str, problem: object) -> RecordError:
         number = headers[key][1]
-        return _line_error(number, lines[number - 1], problem)
+        return line_error(number, lines[number - 1], problem)
 
     rings_to_win = DEFAULT_RINGS_TO_WIN
     if "Variant" in headers:
@@ -273,7 +269,7 @@ def _build(
     state = State(rings_to_win=rings_to_win)
     for ply, (action, side, number) in enumerate(plies, 1):
         if side is not None and side != state.to_act:
-            raise _line_error(
+            raise line_error(
                 number,
                 lines[number - 1],
                 f"ply {ply} ({action}) is marked {side.letter} but {state.to_act.letter} is to act",
@@ -281,7 +277,7 @@ def _build(
         try:
             push_ply(state, ply, action)
         except RecordError as err:
-            raise _line_error(number, lines[number - 1], err) from None
+            raise line_error(number, lines[number - 1], err) from None
     result = _header_member(headers, "Result", Result, header_error) or state.result
     termination = _header_member(headers, "Termination", Termination, header_error)
     if termination is None:

@@ -35,6 +35,7 @@ from .sgf import read_sgf, write_sgf
 
 __all__ = [
     "FORMATS",
+    "MAX_RECORD_BYTES",
     "RESERVED_KEYS",
     "RESULTS",
     "RULE_TERMINATIONS",
@@ -65,6 +66,9 @@ class RecordFormat:
     write: Callable[[GameRecord], str] | None = None  # None: read only
 
 
+#: Largest record file read (a long game's record is a few kB).
+MAX_RECORD_BYTES = 4 << 20
+
 #: The registered formats by suffix; a suffix not listed reads as our text format.
 FORMATS: dict[str, RecordFormat] = {}
 DEFAULT_FORMAT = RecordFormat("yinsh", ".yinsh", read_record, write_record)
@@ -93,11 +97,20 @@ def format_for(path: str | os.PathLike[str]) -> RecordFormat:
 def load_record(path: str | os.PathLike[str]) -> GameRecord:
     """Read a record file in the format its suffix names (see :data:`FORMATS`).
 
-    Raises :class:`RecordError` naming the file and the line.
+    Raises :class:`RecordError` naming the file and the line; also for what
+    is no record file (a folder, a device such as ``/dev/zero``, a pipe, more
+    than :data:`MAX_RECORD_BYTES`), which is never read in full.  A missing
+    or unreadable file raises the ``OSError`` of opening it.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():  # a folder, a device, a pipe (opening may block)
+        raise RecordError(f"{path}: not a record file (not a regular file)")
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_RECORD_BYTES + 1)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{path}: over {MAX_RECORD_BYTES} bytes, too long for a game record")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise RecordError(f"{path}: not UTF-8 text ({err.reason})") from None
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import RecordError
+from .errors import RecordError, line_error
 
 __all__ = ["SgfProperty", "SourceText", "escape_value", "parse_nodes"]
 
@@ -30,8 +30,8 @@ class SourceText:
         self.lines = text.split("\n")
 
     def error(self, line: int, problem: object) -> RecordError:
-        quoted = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-        return RecordError(f"line {line}: {problem}: {quoted!r}")
+        quoted = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return line_error(line, quoted, problem)
 
 
 def parse_nodes(text: str, src: SourceText) -> list[list[SgfProperty]]:

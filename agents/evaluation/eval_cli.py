@@ -27,10 +27,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
-from ..protocol import MAX_SEED, positive_seconds
+from ..params import MAX_SECONDS
+from ..protocol import MAX_SEED
 from ..spec import available_agents
 from ..worker_pool import exit_on_signals
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
@@ -139,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--move-time-limit",
-        type=positive_seconds,
+        type=number_in(0, MAX_SECONDS, above=True),
         metavar="SECONDS",
         help="forfeit an agent that thinks longer than this on one decision",
     )
@@ -171,6 +173,10 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
     scale = load_scale(args.scale) if args.scale is not None else None
     if args.db is not None:
         check_db(args.db)
+        written = {"--json": args.json, "--plot": args.plot, "--scale": args.scale}
+        for option, path in written.items():
+            if path is not None and Path(path).resolve() == Path(args.db).resolve():
+                raise ValueError(f"{option} {path} is the --db file itself")
     return sprt, scale
 
 

@@ -28,9 +28,9 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from ..cli_args import input_file, int_in, output_file
 from .elo import PairResult, elo_ratings
 from .results_db import ResultsDBError, StoredGame, read_games
 from .scale import Scale, ScaleError, default_scale, load_scale
@@ -217,23 +217,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "db", type=Path, metavar="FILE", help="a results database (yinsh-eval --db)"
-    )
-    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the tables as JSON")
-    parser.add_argument(
-        "--scale", metavar="FILE", help="a rating scale file (default: the shipped one)"
+        "db", type=input_file, metavar="FILE", help="a results database (yinsh-eval --db)"
     )
     parser.add_argument(
-        "--rings-to-win", type=int, default=3, help="the variant to rate (default 3)"
+        "--json", type=output_file(), metavar="PATH", help="also write the tables as JSON"
+    )
+    parser.add_argument(
+        "--scale",
+        type=input_file,
+        metavar="FILE",
+        help="a rating scale file (default: the shipped one)",
+    )
+    parser.add_argument(
+        "--rings-to-win", type=int_in(1, 5), default=3, help="the variant to rate (default 3)"
     )
     args = parser.parse_args(argv)
+    if args.json is not None and args.json.resolve() == args.db.resolve():
+        parser.error(f"argument --json: {str(args.json)!r} is the database FILE itself")
     try:
         scale = load_scale(args.scale) if args.scale else default_scale()
-        if not args.db.is_file():
-            raise ResultsDBError(f"{args.db}: no such results database")
         table = ratings_table(list(read_games(args.db)), scale, args.rings_to_win)
     except (ResultsDBError, ScaleError) as exc:
-        print(f"yinsh-ratings: {exc}", file=sys.stderr)
+        message = str(exc).removeprefix("--db ")  # the database is this command's FILE
+        print(f"yinsh-ratings: {message}", file=sys.stderr)
         return 2
     print(format_table(table))
     if args.json is not None:

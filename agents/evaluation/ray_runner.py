@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..params import clip
 from .games import GameResult, GameTask
 from .workers import init_worker, play_task, registry_snapshot
 
@@ -65,7 +66,13 @@ def connect(address: str | None) -> bool:
     if address not in (None, "local"):
         root = Path(__file__).resolve().parents[2]  # this checkout: its three packages
         runtime_env = {"py_modules": [str(root / p) for p in ("yinsh_env", "agents", "train")]}
-    ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+    try:
+        ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+    except Exception as exc:  # Ray raises RuntimeError, ConnectionError, ValueError...
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(
+            f"--address {clip(repr(address))}: cannot connect to Ray: {clip(reason, 200)}"
+        ) from None
     return True
 
 

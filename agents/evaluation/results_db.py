@@ -38,6 +38,7 @@ from yinsh_env import action_to_str
 from yinsh_env.records import write_record
 
 from ..base import Agent
+from ..cli_args import PathError, check_writable_file
 from ..spec import make_agent
 from .games import GameResult, game_record
 from .scale import agent_identity
@@ -120,7 +121,8 @@ def file_sha256(path: str | Path) -> str:
 def check_db(path: str | Path) -> None:
     """Raise :class:`ResultsDBError` unless ``path`` is absent, empty, or one of ours.
 
-    Reads only: a refused file is left byte for byte as it was.
+    Reads only: a refused file is left byte for byte as it was (a new file is
+    created and removed again, to learn that it can be written).
     """
     file = Path(path)
     if file.is_dir():
@@ -128,6 +130,10 @@ def check_db(path: str | Path) -> None:
     if not file.exists():
         if not file.parent.is_dir():
             raise ResultsDBError(f"--db {file}: folder {file.parent} does not exist")
+        try:  # created and removed: SQLite's "unable to open" came after the first game
+            check_writable_file(file)
+        except PathError as exc:
+            raise ResultsDBError(f"--db {exc}") from None
         return
     if file.stat().st_size == 0:
         return

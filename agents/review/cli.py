@@ -77,8 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_all(paths: Sequence[Path]) -> list[GameRecord]:
-    """Every record, or RecordError naming the first bad one (nothing is written)."""
+def load_all(paths: Sequence[Path], out: Path = Path(".")) -> list[GameRecord]:
+    """Every record, or RecordError naming the first bad one (nothing is written).
+
+    Also refused: two records whose reviews would write the same files, and a
+    record that another's review (in ``out``) would overwrite.
+    """
     if len(paths) > MAX_RECORDS:
         raise RecordError(f"{len(paths)} records (at most {MAX_RECORDS})")
     names: dict[str, Path] = {}
@@ -86,6 +90,14 @@ def load_all(paths: Sequence[Path]) -> list[GameRecord]:
         clash = names.setdefault(path.stem, path)
         if clash != path:
             raise RecordError(f"{clash} and {path} would write the same files ({path.stem}.*)")
+    inputs = {path.resolve(): path for path in paths}
+    for path in paths:
+        for written in outputs(path, out).values():
+            if written.resolve() in inputs:
+                raise RecordError(
+                    f"the review of {path} would overwrite the record {inputs[written.resolve()]}"
+                    " (give another --out)"
+                )
     return [load_record(path) for path in paths]
 
 
@@ -177,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     exit_on_signals()
     try:
-        records = load_all(args.records)
+        records = load_all(args.records, args.out)
         _check_agent(args.agent, records)
     except (RecordError, AgentSpecError, ValueError) as exc:
         print(f"yinsh-review: {exc}", file=sys.stderr)

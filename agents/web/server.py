@@ -108,6 +108,8 @@ STATIC = {
 }
 _GAME = re.compile(r"/api/games/([0-9a-f]{1,32})(?:/([a-z]{1,16}))?")
 _PLY = re.compile(r"[0-9]{1,9}")
+#: A Host header: a name or IPv4 address, or a bracketed IPv6 one, then an optional port.
+_HOST = re.compile(r"(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::[0-9]{1,5})?")
 #: Longest decision in notation (``xE10-K10`` and the like are far shorter).
 _MAX_ACTION = 32
 
@@ -359,9 +361,15 @@ class YinshServer(BoundedHTTPServer):
         return f"http://{shown}:{port}/"
 
     def allowed_host(self, host: str) -> bool:
-        """Loopback names always; any other only when the server was bound to it (or to all)."""
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        name = name.strip("[]")
+        """Loopback names always; any other only when the server was bound to it (or to all).
+
+        ``host`` is ``name``, ``name:port`` or ``[v6]:port``; anything else
+        (``127.0.0.1:1@evil.com``, a port that is no number) is refused.
+        """
+        match = _HOST.fullmatch(host)
+        if match is None:
+            return False
+        name = match.group(1) or match.group(2)
         bound = str(self.server_address[0])
         if name in ("127.0.0.1", "localhost", "::1"):
             return True

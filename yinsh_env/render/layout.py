@@ -18,7 +18,7 @@ from typing import Final, Protocol
 import numpy as np
 
 from ..actions import PASS_ACTION, action_to_str, parse_point, str_to_action
-from ..errors import NotationError
+from ..errors import NotationError, bounded_repr
 from ..geometry import N_POINTS, POINTS
 from ..vocabulary import Phase, Player, Termination
 
@@ -29,6 +29,7 @@ __all__ = [
     "Layout",
     "PointLike",
     "describe",
+    "check_picture_size",
     "layout_for",
     "picture_size",
     "point_xy",
@@ -117,11 +118,23 @@ def point_xy(point: PointLike, size: int = 480) -> tuple[float, float]:
     return layout_for(size).point(to_point(point))
 
 
+#: Widest picture drawn, in pixels (a raster of 100,000 wanted about 30 GB).
+MAX_PICTURE_SIZE = 8192
+
+
+def check_picture_size(size: object) -> int:
+    """``size`` if it is a picture width of 64..:data:`MAX_PICTURE_SIZE` pixels, else ValueError."""
+    if isinstance(size, bool) or not isinstance(size, int) or not 64 <= size <= MAX_PICTURE_SIZE:
+        raise ValueError(
+            f"picture size must be an integer of 64..{MAX_PICTURE_SIZE} pixels, "
+            f"got {bounded_repr(size)}"
+        )
+    return size
+
+
 @lru_cache(maxsize=16)
 def layout_for(size: int) -> Layout:
-    if isinstance(size, bool) or not isinstance(size, int) or size < 64:
-        raise ValueError(f"picture size must be an integer of at least 64 pixels, got {size!r}")
-    width, height = picture_size(size)
+    width, height = picture_size(check_picture_size(size))
     return Layout(width, height, size / _WIDTH_UNITS)
 
 
