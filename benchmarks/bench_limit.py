@@ -2,7 +2,7 @@
 
 Usage (from the project root)::
 
-    python -m benchmarks.bench_limit [--network PATH] [--seconds 1] [--rounds 3]
+    python -m benchmarks.bench_limit [--network PATH] [--seconds 1] [--rounds 3] [--games 16]
 
 Prints, on one core (one ONNX Runtime thread, this process pinned to one
 processor where the OS allows), the CPU clock of this process:
@@ -16,11 +16,21 @@ processor where the OS allows), the CPU clock of this process:
   in float and as int8 (the quantiser's QDQ graph of the same convolution;
   ONNX Runtime's integer kernels);
 * the network's positions/s at batch 1 (the agent) and 16 (about self-play's
-  batch), in float and int8, as operations/s and as a fraction of the best
-  attainable figure of the same arithmetic;
-* a ``pretrained`` decision (256 simulations) split into time inside the
-  network and the search's own work, float and int8, with the network
-  evaluations a simulation costs (fewer than one: the evaluation cache).
+  batch), in float and int8, and before this work (the float graph of
+  commit b3e447b, which gathered the 2,142 action logits inside the graph),
+  as operations/s and as a fraction of the best attainable figure of the
+  same arithmetic;
+* a ``pretrained`` decision (256 simulations) split into the network's
+  forward pass, the evaluator's glue around it (stacking planes, gathering
+  each leaf's legal logits) and the search's own work (the evaluation
+  cache's look-ups included), float and int8, with the network evaluations
+  a simulation costs (fewer than one: the evaluation cache);
+* the same split for self-play with ``configs/long.yaml``'s settings and the
+  network's weights (``--games`` games, 16 in flight, batched leaves).
+
+Each part of a split is measured in this process's CPU time around the calls
+themselves (:class:`CpuTimed`), so other jobs on the machine do not inflate
+the network's share the way a wall-clock timer inside the evaluator would.
 
 Figures are the best round of ``--rounds`` (CPU time: other jobs on the
 machine disturb them less); the ratios are what to quote.
@@ -40,7 +50,7 @@ from torch import nn
 
 from train.checkpoint import load_model
 from train.network import PolicyValueNet
-from train.onnx_inference import OnnxEvaluator
+from train.onnx_inference import OnnxEvaluator, export_onnx
 from train.pretrained import weights_path
 from train.quantize import quantize_int8
 from yinsh_env.observation import GRID
@@ -72,6 +82,29 @@ def best_rate(run: Callable[[], Any], work: float, seconds: float, rounds: int) 
             count += 1
         best = max(best, count * work / elapsed)
     return best
+
+
+class CpuTimed:
+    """A callable (or an ONNX Runtime session's ``run``) that adds up its CPU seconds.
+
+    One thread: :func:`time.process_time` around each call is the call's own
+    CPU time (about a microsecond of overhead against hundreds per forward pass).
+    """
+
+    def __init__(self, call: Callable[..., Any]) -> None:
+        self.call = call
+        self.seconds = 0.0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return self.call(*args, **kwargs)
+        finally:
+            self.seconds += time.process_time() - start
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """As ``InferenceSession.run``: an evaluator's ``session`` may be replaced by this."""
+        return self(*args, **kwargs)
 
 
 def session(graph: bytes) -> Any:
@@ -151,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--network", default=str(weights_path()), help="checkpoint or run")
     parser.add_argument("--seconds", type=float, default=1.0, help="per figure per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--games", type=int, default=16, help="self-play games a round")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
@@ -173,65 +207,118 @@ def main(argv: list[str] | None = None) -> int:
 
     planes = np.stack([encode(s) for s in ring_move_positions(64, 0)])
     evaluators = {p: OnnxEvaluator(model, precision=p) for p in ("fp32", "int8")}
-    one: dict[str, float] = {}
-    for precision, evaluator in evaluators.items():
+    graphs = {  # label -> (session, arithmetic)
+        "fp32, before (b3e447b's graph: policy gathered inside)": (
+            session(export_onnx(model, gathered=True)),
+            "fp32",
+        ),
+        **{p: (e.session, p) for p, e in evaluators.items()},
+    }
+    for label, (runner, precision) in graphs.items():
         for batch in (1, 16):
             chunks = [planes[i : i + batch] for i in range(0, 64, batch)]
 
-            def run(s: Any = evaluator.session, chunks: list[np.ndarray] = chunks) -> None:
+            def run(s: Any = runner, chunks: list[np.ndarray] = chunks) -> None:
                 for chunk in chunks:
                     s.run(None, {"planes": chunk})
 
             rate = best_rate(run, 64, args.seconds, args.rounds)
-            if batch == 1:
-                one[precision] = rate
             share = rate * ops / 1e9 / limit[precision]
             print(
-                f"| {precision} | {batch} | {rate:,.0f} | {rate * ops / 1e9:.1f} | "
+                f"| {label} | {batch} | {rate:,.0f} | {rate * ops / 1e9:.1f} | "
                 f"{share:.0%} of {precision} |"
             )
     print()
-    decision_split(evaluators, args.rounds, one)
+    decision_split(tuple(evaluators), args.rounds)
+    print()
+    selfplay_split(args.network, tuple(evaluators), args.games, args.rounds)
     return 0
 
 
-def decision_split(
-    evaluators: dict[str, OnnxEvaluator], rounds: int, one: dict[str, float]
-) -> None:
-    """Where a ``pretrained`` decision (256 simulations) spends its CPU time.
+def _split_row(
+    label: str, rate: float, per: float, cpu: float, run: CpuTimed, call: CpuTimed
+) -> str:
+    """A table row: the rate, evaluations per unit, and forward / glue / search shares."""
+    forward, glue = run.seconds / cpu, (call.seconds - run.seconds) / cpu
+    return (
+        f"| {label} | {rate:,.0f} | {per:.2f} | {forward:.0%} | {glue:.0%} "
+        f"| {1 - forward - glue:.0%} |"
+    )
 
-    The network's share is the positions it evaluated at its batch-1 rate
-    (``one``: positions per CPU second, measured above), over the decisions'
-    CPU time: CPU seconds on both sides, so other jobs on the machine do not
-    shift it the way a wall-clock timer inside the evaluator would.
-    """
+
+def _timed(evaluator: OnnxEvaluator) -> tuple[CpuTimed, CpuTimed]:
+    """Time ``evaluator``'s forward passes (its session replaced); and a timed call of it."""
+    run = CpuTimed(evaluator.session.run)
+    evaluator.session = run
+    return run, CpuTimed(evaluator)
+
+
+def decision_split(precisions: tuple[str, ...], rounds: int) -> None:
+    """Where a ``pretrained`` decision (256 simulations) spends its CPU time (best round)."""
     from agents import make_agent
     from benchmarks.interleave import forget, ring_move_positions
 
     positions = ring_move_positions(6, 1)
     print(
         "| pretrained, 256 simulations | simulations/CPU-s | evaluations/simulation "
-        "| in the network | search |"
+        "| network forward | evaluator glue | search |"
     )
-    print("|---|---|---|---|---|")
-    for precision in evaluators:
+    print("|---|---|---|---|---|---|")
+    for precision in precisions:
         agent: Any = make_agent(f"pretrained:precision={precision}", seed=0)
         agent.act(positions[0].copy())
-        best = (0.0, 0.0, 0.0)
+        best = ""
+        top = 0.0
         for _ in range(rounds):
-            agent.evaluator.reset_timers()
+            session = agent.evaluator.session
+            run, call = _timed(agent.evaluator)
+            agent.cache.evaluate = call
+            evaluated = agent.evaluator.positions
             start = time.process_time()
             for state in positions:
                 forget(agent)  # each decision searched afresh: rounds repeat them
                 agent.act(state.copy())
             cpu = time.process_time() - start
-            rate = 256 * len(positions) / cpu
-            if rate > best[0]:
-                evaluated = agent.evaluator.positions
-                share = min(1.0, evaluated / one[precision] / cpu)
-                best = (rate, evaluated / (256 * len(positions)), share)
-        rate, per_sim, share = best
-        print(f"| {precision} | {rate:,.0f} | {per_sim:.2f} | {share:.0%} | {1 - share:.0%} |")
+            agent.evaluator.session = session
+            sims = 256 * len(positions)
+            if sims / cpu > top:
+                top = sims / cpu
+                per = (agent.evaluator.positions - evaluated) / sims
+                best = _split_row(precision, top, per, cpu, run, call)
+        print(best)
+
+
+def selfplay_split(network: str, precisions: tuple[str, ...], games: int, rounds: int) -> None:
+    """The same split for self-play: ``configs/long.yaml``'s settings, ``network``'s weights."""
+    from train.config import load_config
+    from train.config_files import resolve_config
+    from train.selfplay import play_games
+    from train.trainer import game_seed
+
+    print(
+        f"| self-play, configs/long.yaml, {games} games | moves/CPU-s | evaluations/move "
+        "| network forward | evaluator glue | search |"
+    )
+    print("|---|---|---|---|---|---|")
+    model, _, _ = load_model(network)
+    for precision in precisions:
+        config = load_config(resolve_config("long"), [f"inference_precision={precision}"])
+        evaluator = OnnxEvaluator(model, precision=precision)
+        seeds = [game_seed(config.seed, 0, g) for g in range(games)]
+        best, top = "", 0.0
+        for _ in range(rounds):
+            session, evaluated = evaluator.session, evaluator.positions
+            run, call = _timed(evaluator)
+            start = time.process_time()
+            result = play_games(call, seeds, config.search, config.selfplay)
+            cpu = time.process_time() - start
+            evaluator.session = session
+            moves = sum(s.plies for s in result.stats)
+            if moves / cpu > top:
+                top = moves / cpu
+                per = (evaluator.positions - evaluated) / moves
+                best = _split_row(precision, top, per, cpu, run, call)
+        print(best)
 
 
 if __name__ == "__main__":

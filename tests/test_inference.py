@@ -159,3 +159,37 @@ def test_int8_graphs_are_kept_per_network_and_auto_means_int8_in_onnx_runtime(
     make_evaluator(tiny_model(5), cpu, "onnx", precision="int8")  # other weights
     assert len(calls) == 2
     assert type(make_evaluator(tiny_model(4), cpu, "torch", precision="auto")) is NetworkEvaluator
+
+
+def test_calibration_methods_give_their_own_ranges_and_an_unknown_one_is_refused() -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    from train.onnx_inference import OnnxEvaluator
+    from train.quantize import calibration_planes, quantize_int8
+
+    model = tiny_model(4)
+    graph = export_graph(model)
+    planes = calibration_planes(OnnxEvaluator(model), count=16)
+    minmax = quantize_int8(graph, planes)
+    assert quantize_int8(graph, planes, method="minmax") == minmax
+    assert quantize_int8(graph, planes, method="percentile") != minmax
+    with pytest.raises(ValueError, match="'median'"):
+        quantize_int8(graph, planes, method="median")
+
+
+def test_the_gathered_graph_answers_as_the_raw_graph_gathered() -> None:
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    import onnxruntime as ort
+
+    from train.network import raw_gather
+    from train.onnx_inference import export_onnx
+    from yinsh_env.observation import encode
+
+    model = tiny_model(5)
+    planes = np.stack([encode(s) for s in game_positions(12, seed=6)])
+    raw, values = ort.InferenceSession(export_onnx(model)).run(None, {"planes": planes})
+    gathered = ort.InferenceSession(export_onnx(model, gathered=True))
+    assert [o.name for o in gathered.get_outputs()] == ["policy", "value"]
+    policy, values2 = gathered.run(None, {"planes": planes})
+    primary, secondary = raw_gather()
+    np.testing.assert_allclose(policy, raw[:, primary] + raw[:, secondary], atol=1e-5)
+    np.testing.assert_allclose(values2, values, atol=1e-6)

@@ -63,13 +63,17 @@ class RawPolicyValue(torch.nn.Module):
         return self.model.raw_policy_value(planes)
 
 
-def export_onnx(model: PolicyValueNet) -> bytes:
+def export_onnx(model: PolicyValueNet, gathered: bool = False) -> bytes:
     """The model (eval mode) as an ONNX graph with a dynamic batch dimension.
 
     Its outputs are ``raw`` (the policy planes and the pass logit, before the
-    gather into actions: :func:`train.network.raw_gather`) and ``value``.
+    gather into actions: :func:`train.network.raw_gather`) and ``value``;
+    ``gathered``: the 2,142 action logits instead of ``raw`` (the graph before
+    commit fff2b23, which ``benchmarks.bench_limit`` times as the "before").
     """
-    wrapper = RawPolicyValue(model).eval()  # export restores the wrapper's mode: keep it eval
+    # Export restores the wrapper's mode: keep it eval.
+    wrapper = (PolicyValue if gathered else RawPolicyValue)(model).eval()
+    policy = "policy" if gathered else "raw"
     example = torch.zeros(1, GRID, GRID, N_PLANES)
     buffer = io.BytesIO()
     with warnings.catch_warnings():  # the exporter's notes on constant folding
@@ -79,8 +83,8 @@ def export_onnx(model: PolicyValueNet) -> bytes:
             (example,),
             buffer,  # type: ignore[arg-type]  # file-like objects work (torch's docs)
             input_names=["planes"],
-            output_names=["raw", "value"],
-            dynamic_axes={"planes": {0: "batch"}, "raw": {0: "batch"}, "value": {0: "batch"}},
+            output_names=[policy, "value"],
+            dynamic_axes={"planes": {0: "batch"}, policy: {0: "batch"}, "value": {0: "batch"}},
             dynamo=False,
         )
     return buffer.getvalue()

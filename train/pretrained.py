@@ -9,9 +9,11 @@ decision than ``alphabeta:depth=3`` (about 80 ms on a 2-core machine);
 ``pretrained:sims=0`` plays the raw policy (under a millisecond per decision);
 ``pretrained:time=0.1`` searches for 0.1 s of wall clock a decision instead.
 Its network runs in int8 where ONNX Runtime runs it (``precision=auto``;
-``precision=fp32`` for the float network): as strong at equal simulations
-(200-2-198 over 400 games against float at 64 simulations) and about 1.5x
-the simulations a CPU second (``python -m benchmarks.bench_limit``).
+``precision=fp32`` for the float network): at equal simulations it loses
+less than 50 Elo to float (sequential tests at 16 and 64 simulations accept
+it: 0.482 and 0.483 over about 500 games each), it makes about 1.5x the
+simulations a CPU second (``python -m benchmarks.bench_limit``), and at equal
+time it beats float 0.635 (docs/guide/benchmarks.md has the commands).
 
 Making one from a run (docs/guide/pretrained.md says how the shipped one
 was made)::

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -79,7 +79,7 @@ def _own_initializers(model: Any) -> None:
 
 
 @contextmanager
-def _quiet_quantizer() -> Iterator[None]:
+def quiet_quantizer() -> Iterator[None]:
     """ONNX Runtime's quantiser logs advice (pre-processing, shape inference) as warnings."""
     logger = logging.getLogger()
     level = logger.level
@@ -90,21 +90,38 @@ def _quiet_quantizer() -> Iterator[None]:
         logger.setLevel(level)
 
 
+#: How activation ranges are read from the calibration positions: ``minmax`` (the
+#: default: the extremes seen), ``percentile`` (99.999%) or ``entropy`` (KL-optimal
+#: thresholds).  ``python -m benchmarks.bench_int8`` compares them: none agrees with
+#: the float network measurably better than ``minmax``.
+CALIBRATION_METHODS: Final = ("minmax", "percentile", "entropy")
+
+
 def quantize_int8(
-    graph: bytes, planes: np.ndarray, batch: int = 64, float_nodes: bool = True
+    graph: bytes,
+    planes: np.ndarray,
+    batch: int = 64,
+    float_nodes: bool = True,
+    method: str = "minmax",
 ) -> bytes:
     """The float ONNX ``graph`` with int8 convolutions, ranges calibrated on ``planes``.
 
     ``float_nodes``: keep the policy head's convolutions in float (the network's
     graph); False quantises every convolution (any graph with a ``planes`` input).
+    ``method``: one of :data:`CALIBRATION_METHODS`.
     """
     import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
+        CalibrationMethod,
         QuantFormat,
         QuantType,
         quantize_static,
     )
+
+    methods = dict(zip(CALIBRATION_METHODS, ("MinMax", "Percentile", "Entropy")))
+    if method not in methods:
+        raise ValueError(f"calibration method {method!r}: expected one of {CALIBRATION_METHODS}")
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -121,7 +138,7 @@ def quantize_int8(
     ]
     if float_nodes and not excluded:
         raise ValueError(f"no convolution named *{FLOAT_NODES_MARK}* in the graph")
-    with tempfile.TemporaryDirectory(prefix="yinsh-int8-") as folder, _quiet_quantizer():
+    with tempfile.TemporaryDirectory(prefix="yinsh-int8-") as folder, quiet_quantizer():
         out = Path(folder) / "int8.onnx"
         quantize_static(
             model,
@@ -133,5 +150,6 @@ def quantize_int8(
             per_channel=True,
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
+            calibrate_method=getattr(CalibrationMethod, methods[method]),
         )
         return out.read_bytes()
