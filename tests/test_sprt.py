@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import _decision_text, run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.sprt import (
     PAIR_SCORES,
@@ -196,3 +196,18 @@ def test_cli_refuses_bad_sprt_input_before_any_game(
     assert eval_main([*args, "--json", str(out), "--records", str(records)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists() and not records.exists()
+
+
+@pytest.mark.parametrize(("points", "decision"), [(2.0, "H1"), (0.0, "H0")])
+def test_a_decision_claims_only_the_bound_it_rejected(points: float, decision: str) -> None:
+    """H1 rejects elo0 (it does not show elo1); H0 rejects elo1: the report says so."""
+    test = Sprt(SprtSettings(elo0=-50, elo1=0))
+    for _ in range(200):
+        if test.add_pair(points) != "none":
+            break
+    assert test.decision == decision
+    text = _decision_text(test, ["int8", "fp32"])
+    if decision == "H1":
+        assert "above elo0 = -50" in text and "at least" not in text
+    else:
+        assert "below elo1 = +0" in text

@@ -223,11 +223,18 @@ class ArenaResult:
 
 
 def _decision_text(sprt: Sprt, agents: Sequence[str]) -> str:
+    """What a decision shows: a sequential test rejects one bound, it never measures the other."""
     s, (a, b) = sprt.settings, agents[:2]
     if sprt.decision == "H1":
-        return f"H1 accepted: {a} is at least {s.elo1:g} Elo stronger than {b} (elo1)"
+        return (
+            f"H1 accepted: {a}'s Elo over {b} is above elo0 = {s.elo0:+g} "
+            f"(wrong at most {s.alpha:g} of the time; the test was sized for elo1 = {s.elo1:+g})"
+        )
     if sprt.decision == "H0":
-        return f"H0 accepted: {a} is not {s.elo1:g} Elo stronger than {b} (at most {s.elo0:g})"
+        return (
+            f"H0 accepted: {a}'s Elo over {b} is below elo1 = {s.elo1:+g} "
+            f"(wrong at most {s.beta:g} of the time; the test was sized for elo0 = {s.elo0:+g})"
+        )
     return f"none: the games ran out before the LLR reached a bound ({sprt.pairs} pairs)"
 
 
