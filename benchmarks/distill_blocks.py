@@ -33,6 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.search.cache import EvaluationCache
 from benchmarks.bench_blocks import CANDIDATES, BottleneckBlock, candidate
 from train.agent import NetAgent
 from train.checkpoint import load_model
@@ -152,7 +153,7 @@ def student_agent(
     agent = NetAgent(seed, str(weights_path()), sims, precision="fp32", time=time)
     agent.evaluator = OnnxEvaluator(student.eval(), precision=precision)
     agent.precision = agent.evaluator.precision
-    agent.cache = type(agent.cache)(agent.evaluator)
+    agent.cache = EvaluationCache(agent.evaluator)
     agent.checkpoint = path
     return agent
 

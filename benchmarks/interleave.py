@@ -73,7 +73,12 @@ def forget(agent: Any) -> None:
 
 
 def ring_move_positions(count: int, seed: int) -> list[Any]:
-    """``count`` ring-move positions with a choice, from seeded random games (20-60 plies)."""
+    """``count`` ring-move positions with a choice, from seeded random games (20-60 plies).
+
+    Like :func:`benchmarks.bench_agents.sample_positions`, but written out here:
+    a worker runs this file against the other side's tree, which may predate any
+    helper the benchmarks share (the workers import only APIs both codes share).
+    """
     from yinsh_env import MOVE, State
 
     rng = random.Random(seed)
