@@ -253,6 +253,67 @@ def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> No
     assert league.filled == ["snapshot_1", "snapshot_0"]
 
 
+def test_league_mapping_adds_fixed_opponents_in_their_share() -> None:
+    from types import SimpleNamespace
+
+    from train.rllib_league import SnapshotLeague, fixed_ids, league_mapping
+
+    episodes = [SimpleNamespace(id_=f"episode-{i}") for i in range(400)]
+    fixed = fixed_ids(2)
+    mapping = league_mapping("learner", [], 1.0, fixed=fixed, fixed_share=0.5)
+    pairs = [(mapping("player_0", e), mapping("player_1", e)) for e in episodes]
+    against_fixed = [p for p in pairs if p != ("learner", "learner")]
+    assert 150 < len(against_fixed) < 250  # about half; the rest self-play
+    assert all(p.count("learner") == 1 for p in against_fixed)
+    opponents = [name for p in against_fixed for name in p if name != "learner"]
+    assert set(opponents) == set(fixed) and min(map(opponents.count, fixed)) > 50
+    assert {p.index("learner") for p in against_fixed} == {0, 1}
+    with pytest.raises(ValueError, match="fixed_share"):
+        league_mapping("learner", [], 1.0, fixed=fixed, fixed_share=-0.1)
+
+    # With snapshots too: fixed, then self-play or a snapshot among the rest.
+    league = SnapshotLeague("learner", 2, 1, self_share=0.0, fixed=fixed, fixed_share=0.25)
+    league.taken = 1
+    seen = {n for e in episodes for n in (league.mapping()("player_0", e),)}
+    assert seen == {"learner", "snapshot_0", *fixed}
+    no_slots = SnapshotLeague("learner", 0, 1, fixed=fixed, fixed_share=0.5)
+    assert no_slots.after_iteration(object(), 5) is None and no_slots.filled == []
+
+
+def test_fixed_league_opponents_play_the_learner_and_never_train(
+    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = example.build_config(
+        rings_to_win=1,
+        batch_size=96,
+        minibatch_size=48,
+        epochs=1,
+        channels=4,
+        hidden=16,
+        envs=1,  # whole episodes within the first iterations
+        league_opponents=["random"],
+        league_share=1.0,
+    )
+    algo = config.build_algo()
+    try:
+        assert isinstance(algo.get_module("fixed_0"), example.BaselineModule)
+        for _ in range(5):  # bounded: a Blitz game takes well under 96 steps
+            result = algo.train()
+            if "module_episode_returns_mean" in result["env_runners"]:
+                break
+        returns = result["env_runners"]["module_episode_returns_mean"]
+        assert set(returns) == {example.LEARNER, "fixed_0"}  # every episode against it
+        assert "total_loss" in result["learners"][example.LEARNER]
+        assert "total_loss" not in result["learners"].get("fixed_0", {})  # never trained
+    finally:
+        algo.stop()
+    with pytest.raises(ValueError, match="self-play"):
+        example.build_config(opponent="random", league_opponents=["greedy"])
+    with pytest.raises(SystemExit) as refused:  # by argparse, before Ray starts anything
+        example.main(["--opponent", "greedy", "--league-opponents", "random", *TINY])
+    assert refused.value.code == 2 and "--league-opponents" in capsys.readouterr().err
+
+
 def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
     from types import SimpleNamespace
 

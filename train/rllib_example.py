@@ -35,7 +35,8 @@ The adapter, step by step:
   works because observations are written from the acting player's side.
   ``--snapshots L`` adds a league: ``L`` frozen copies of the learner, one
   taken every ``--snapshot-every`` iterations, meet it in all episodes but
-  ``--self-share`` of them (:mod:`train.rllib_league`).  Self-play's mean
+  ``--self-share`` of them (:mod:`train.rllib_league`); ``--league-opponents
+  random`` adds fixed agents met in ``--league-share`` of the episodes.  Self-play's mean
   return is 0 by symmetry, so ``--eval-every K`` prints the policy's score
   against ``--eval-opponent`` every ``K`` iterations: the run's progress.
   With ``--opponent SPEC`` the learner instead plays a fixed baseline agent
@@ -72,7 +73,7 @@ from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
 from .library_agent import save_variant
-from .rllib_league import SnapshotLeague, snapshot_ids
+from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
 from .small_cnn import conv_trunk
 
@@ -233,12 +234,16 @@ def build_config(
     hidden: int = 128,
     entropy: float = 0.01,
     snapshots: int = 0,
+    league_opponents: Sequence[str] = (),
+    league_share: float = 0.25,
 ) -> Any:
     """The PPO config: masked module(s), self-play or a baseline opponent.
 
     ``snapshots`` (self-play only) adds that many untrained slots of the
     learner's class for :class:`~train.rllib_league.SnapshotLeague`; until
-    it fills one, every episode is pure self-play.
+    it fills one, every episode is pure self-play.  ``league_opponents`` (agent
+    specs, self-play only) join the league from the start as fixed modules, met in
+    ``league_share`` of the episodes.
     """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -248,14 +253,18 @@ def build_config(
     register_env(ENV_NAME, make_env)
     model_config = {"channels": channels, "hidden": hidden}
     specs = {LEARNER: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)}
-    if snapshots and opponent != "self":
-        raise ValueError(f"snapshots are for self-play, not against {opponent!r}")
+    if (snapshots or league_opponents) and opponent != "self":
+        raise ValueError(f"a league is for self-play, not against {opponent!r}")
     for slot in snapshot_ids(snapshots):
         specs[slot] = RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)
+    fixed = fixed_ids(len(league_opponents))
+    for i, (module_id, spec) in enumerate(zip(fixed, league_opponents)):
+        make_agent(spec)  # a bad spec fails here, before Ray starts anything
+        specs[module_id] = RLModuleSpec(
+            module_class=BaselineModule, model_config={"spec": spec, "seed": seed + 1 + i}
+        )
     if opponent == "self":
-
-        def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
-            return LEARNER
+        mapping = league_mapping(LEARNER, [], 1.0, fixed=fixed, fixed_share=league_share)
 
     else:
         make_agent(opponent)  # a bad spec fails here, before Ray starts anything
@@ -398,6 +407,19 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="episodes of learner against learner once there are snapshots",
     )
     parser.add_argument(
+        "--league-opponents",
+        type=agent_spec,
+        nargs="+",
+        default=[],
+        help="agent specs that join the self-play league as fixed opponents",
+    )
+    parser.add_argument(
+        "--league-share",
+        type=number_in(0, 1),
+        default=0.25,
+        help="episodes against the --league-opponents",
+    )
+    parser.add_argument(
         "--eval-every",
         type=int_in(0, 1_000_000),
         default=0,
@@ -410,12 +432,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="torch CPU threads (sampling and learning)",
     )
     args = parser.parse_args(argv)
-    if args.snapshots and args.opponent != "self":
-        parser.error("--snapshots needs self-play (--opponent self)")
+    if (args.snapshots or args.league_opponents) and args.opponent != "self":
+        parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
     # Small batches gain nothing from more threads, and idle threads spinning
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
-    build_agents(parser, {args.opponent, args.eval_opponent} - {"self"})
+    build_agents(parser, {args.opponent, args.eval_opponent, *args.league_opponents} - {"self"})
 
     import ray
 
@@ -444,11 +466,20 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             hidden=args.hidden,
             entropy=args.entropy,
             snapshots=args.snapshots,
+            league_opponents=args.league_opponents,
+            league_share=args.league_share,
         )
         algo = config.build_algo()
         league = None
-        if args.snapshots:
-            league = SnapshotLeague(LEARNER, args.snapshots, args.snapshot_every, args.self_share)
+        if args.snapshots or args.league_opponents:
+            league = SnapshotLeague(
+                LEARNER,
+                args.snapshots,
+                args.snapshot_every,
+                args.self_share,
+                fixed=fixed_ids(len(args.league_opponents)),
+                fixed_share=args.league_share,
+            )
         try:
             start = time.perf_counter()
             for i in range(1, args.iterations + 1):

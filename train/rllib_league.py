@@ -5,6 +5,9 @@ plays both seats of some games (shared-policy self-play); in the others it
 meets one of ``L`` frozen copies of itself, taken every ``--snapshot-every``
 iterations, the newest met most (an :class:`~yinsh_env.opponents.OpponentPool`
 with the ``"recent"`` strategy, whose members are the snapshots' module ids).
+A small league can add fixed opponents (``--league-opponents random``): modules
+that play an agent spec (:class:`~train.rllib_example.BaselineModule`), met in
+``fixed_share`` of the episodes from the first iteration on, each equally often.
 
 The snapshots are ``L`` extra modules of the same class, never trained
 (``policies_to_train`` names the learner only); a snapshot is the learner's
@@ -29,6 +32,7 @@ from yinsh_env.aec_env import AGENTS
 from yinsh_env.opponents import OpponentPool
 
 SNAPSHOT_PREFIX = "snapshot_"
+FIXED_PREFIX = "fixed_"
 
 
 def snapshot_ids(count: int) -> list[str]:
@@ -36,26 +40,43 @@ def snapshot_ids(count: int) -> list[str]:
     return [f"{SNAPSHOT_PREFIX}{i}" for i in range(count)]
 
 
-def league_mapping(
-    learner: str, snapshots: Sequence[str], self_share: float, recency: float = 0.8
-) -> Callable[..., str]:
-    """An agent-to-module mapping: ``self_share`` of the episodes learner against learner,
-    the rest the learner (on a side drawn by episode) against a snapshot drawn by recency.
+def fixed_ids(count: int) -> list[str]:
+    """The module ids of ``count`` fixed opponents (agent specs) of a small league."""
+    return [f"{FIXED_PREFIX}{i}" for i in range(count)]
 
-    ``snapshots`` lists the filled slots, oldest first; none: pure self-play.
+
+def league_mapping(
+    learner: str,
+    snapshots: Sequence[str],
+    self_share: float,
+    recency: float = 0.8,
+    fixed: Sequence[str] = (),
+    fixed_share: float = 0.0,
+) -> Callable[..., str]:
+    """An agent-to-module mapping: ``fixed_share`` of the episodes the learner against one
+    of the ``fixed`` modules; of the others, ``self_share`` learner against learner and
+    the rest the learner against a snapshot drawn by recency.  The learner's side is
+    drawn per episode.
+
+    ``snapshots`` lists the filled slots, oldest first; none: self-play instead.
     """
-    if not 0.0 <= self_share <= 1.0:
-        raise ValueError(f"self_share must be in [0, 1], not {self_share!r}")
+    for name, share in (("self_share", self_share), ("fixed_share", fixed_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], not {share!r}")
     pool = OpponentPool("recent", max_snapshots=max(len(snapshots), 1), recency=recency)
     for module_id in snapshots:
         pool.add(module_id, module_id, snapshot=True)
 
     def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
         rng = np.random.default_rng(zlib.crc32(str(episode.id_).encode()))
-        if not snapshots or rng.random() < self_share:
+        if fixed and rng.random() < fixed_share:
+            opponent = fixed[int(rng.integers(len(fixed)))]
+        elif not snapshots or rng.random() < self_share:
             return learner
+        else:
+            opponent = pool.sample(rng).name
         side = AGENTS[int(rng.integers(2))]
-        return learner if agent_id == side else pool.sample(rng).name
+        return learner if agent_id == side else opponent
 
     return mapping
 
@@ -63,13 +84,23 @@ def league_mapping(
 class SnapshotLeague:
     """Copies the learner into the next snapshot slot every ``every`` iterations."""
 
-    def __init__(self, learner: str, slots: int, every: int, self_share: float = 0.5) -> None:
-        if slots < 1 or every < 1:
-            raise ValueError(f"slots and every must be at least 1, not {slots}, {every}")
+    def __init__(
+        self,
+        learner: str,
+        slots: int,
+        every: int,
+        self_share: float = 0.5,
+        fixed: Sequence[str] = (),
+        fixed_share: float = 0.0,
+    ) -> None:
+        if slots < 0 or every < 1:
+            raise ValueError(f"slots must be at least 0 and every at least 1, not {slots}, {every}")
         self.learner = learner
         self.slots = snapshot_ids(slots)
         self.every = every
         self.self_share = self_share
+        self.fixed = list(fixed)
+        self.fixed_share = fixed_share
         self.taken = 0  # snapshots taken so far
         #: ``(iteration, slot)`` of every snapshot, for the run's output.
         self.history: list[tuple[int, str]] = []
@@ -84,7 +115,13 @@ class SnapshotLeague:
         return self.slots[start:] + self.slots[:start]
 
     def mapping(self) -> Callable[..., str]:
-        return league_mapping(self.learner, self.filled, self.self_share)
+        return league_mapping(
+            self.learner,
+            self.filled,
+            self.self_share,
+            fixed=self.fixed,
+            fixed_share=self.fixed_share,
+        )
 
     def snapshot(self, algo: Any, iteration: int) -> str:
         """Freeze the learner into the next slot (now), and map episodes to the league."""
@@ -100,8 +137,10 @@ class SnapshotLeague:
         return slot
 
     def after_iteration(self, algo: Any, iteration: int) -> str | None:
-        """Take a snapshot when ``iteration`` is a multiple of ``every``."""
-        return self.snapshot(algo, iteration) if iteration % self.every == 0 else None
+        """Take a snapshot when ``iteration`` is a multiple of ``every`` (and there are slots)."""
+        if not self.slots or iteration % self.every:
+            return None
+        return self.snapshot(algo, iteration)
 
 
 def install(algo: Any, mapping: Callable[..., str], states: dict[str, Any]) -> None:
@@ -118,4 +157,12 @@ def install(algo: Any, mapping: Callable[..., str], states: dict[str, Any]) -> N
     algo.env_runner_group.foreach_env_runner(update)
 
 
-__all__ = ["SNAPSHOT_PREFIX", "SnapshotLeague", "install", "league_mapping", "snapshot_ids"]
+__all__ = [
+    "FIXED_PREFIX",
+    "SNAPSHOT_PREFIX",
+    "SnapshotLeague",
+    "fixed_ids",
+    "install",
+    "league_mapping",
+    "snapshot_ids",
+]
