@@ -34,6 +34,10 @@ pytestmark = [
 
 TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
 TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
+# The same tiny Blitz run as build_config's keywords.
+TINY_CONFIG: dict[str, Any] = dict(
+    rings_to_win=1, batch_size=96, minibatch_size=48, epochs=1, channels=4, hidden=16
+)
 
 
 def test_masked_logits_only_ever_choose_legal_actions() -> None:
@@ -89,9 +93,7 @@ def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
 def test_self_play_trains_the_shared_policy(
     ray_cluster: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = example.build_config(
-        rings_to_win=1, batch_size=96, minibatch_size=48, epochs=1, channels=4, hidden=16
-    )
+    config = example.build_config(**TINY_CONFIG)
     algo = config.build_algo()
     try:
         module = algo.get_module(example.LEARNER)
@@ -284,12 +286,7 @@ def test_fixed_league_opponents_play_the_learner_and_never_train(
     ray_cluster: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = example.build_config(
-        rings_to_win=1,
-        batch_size=96,
-        minibatch_size=48,
-        epochs=1,
-        channels=4,
-        hidden=16,
+        **TINY_CONFIG,
         envs=1,  # whole episodes within the first iterations
         league_opponents=["random"],
         league_share=1.0,
@@ -320,12 +317,7 @@ def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
     from train.rllib_league import SnapshotLeague
 
     config = example.build_config(
-        rings_to_win=1,
-        batch_size=96,
-        minibatch_size=48,
-        epochs=1,
-        channels=4,
-        hidden=16,
+        **TINY_CONFIG,
         snapshots=2,
     )
     algo = config.build_algo()

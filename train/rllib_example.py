@@ -265,7 +265,6 @@ def build_config(
         )
     if opponent == "self":
         mapping = league_mapping(LEARNER, [], 1.0, fixed=fixed, fixed_share=league_share)
-
     else:
         make_agent(opponent)  # a bad spec fails here, before Ray starts anything
         specs[BASELINE] = RLModuleSpec(
