@@ -117,3 +117,31 @@ def test_warm_start_begins_as_the_shipped_networks_raw_policy_and_saves(tmp_path
     model.save(path)
     agent = make_agent(f"sb3:path={path}")
     assert agent.act(State()) in State().legal_actions()
+
+
+def test_warm_start_names_any_shipped_network_and_its_model_remembers_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents import make_agent
+    from train.checkpoint import CheckpointError
+
+    env = example.make_vec_env("random", seed=0, rings_to_win=3, envs=2)
+    model = example.build_model(env, n_steps=32, batch_size=32, n_epochs=1, warm_start="anchor-v1")
+    first = make_agent("pretrained:sims=0,weights=anchor-v1,backend=torch")
+    rng = np.random.default_rng(1)
+    state = State()
+    for _ in range(20):  # the first network's choices, not today's pretrained's
+        if state.is_terminal:
+            state = State()
+        assert int(np.argmax(policy_probabilities(model.policy, state))) == first.act(state)
+        state.apply(int(rng.choice(state.legal_actions())))
+    path = tmp_path / "first.zip"
+    model.save(path)
+    kwargs = model.policy.features_extractor_kwargs
+    assert kwargs == {"weights": "anchor-v1"}  # a name, not this machine's path
+    assert make_agent(f"sb3:path={path}").act(State()) in State().legal_actions()
+    with pytest.raises(CheckpointError, match="anchor-v9"):
+        example.build_model(env, warm_start="anchor-v9")
+    with pytest.raises(SystemExit):
+        example.main(["--warm-start", "anchor-v9", "--timesteps", "1"])
+    assert "no shipped network 'anchor-v9'" in capsys.readouterr().err

@@ -106,6 +106,21 @@ def test_a_slim_file_says_its_cpu_seconds_or_the_config_must(
     assert metrics(run_dir)[0]["time/cpu_s"] == 7200
 
 
+def test_init_weights_names_any_shipped_network_so_a_config_outlives_a_new_pretrained() -> None:
+    from train.config import load_config
+    from train.init_weights import load_init_weights, resolve_init_path
+    from train.pretrained import weights_path
+
+    assert resolve_init_path("anchor-v1") == weights_path("anchor-v1")
+    assert resolve_init_path("pretrained") == weights_path()
+    root = Path(__file__).resolve().parents[1]
+    started = load_init_weights(load_config(root / "configs" / "continue.yaml"))
+    assert started is not None and started.cpu_s == 7632  # the first network's 2.12 hours
+    assert started.sha256 == sha256_of(weights_path("anchor-v1"))
+    with pytest.raises(InitWeightsError, match="anchor-v9"):
+        resolve_init_path("anchor-v9")
+
+
 def test_a_run_saved_to_an_archive_resumes_elsewhere_with_an_empty_window(
     tmp_path: Path, source_run: Path
 ) -> None:

@@ -1,14 +1,15 @@
 """A new run that starts from an earlier network's weights (config ``init``).
 
 Training a network further is a new run whose weights come from a file
-(``init.weights``: ``pretrained``, a checkpoint, a slim file or a run
-directory) instead of a random initialisation; the optimizer, the schedule and
-the replay window start afresh.  The file's network config must equal the
-run's (a mismatch is refused, naming both), and the run's CPU clock
-(``time/cpu_s``, :mod:`train.cpu_clock`) starts at the CPU seconds that trained
-those weights, so one strength curve spans the whole training however many
-runs it took.  The file's path and SHA-256 go into the run's history
-(``history["init"]``) and every checkpoint after it.
+(``init.weights``: a shipped network's name, ``pretrained`` or ``anchor-v1``;
+a checkpoint, a slim file or a run directory) instead of a random
+initialisation; the optimizer, the schedule and the replay window start
+afresh.  The file's network config must equal the run's (a mismatch is
+refused, naming both), and the run's CPU clock (``time/cpu_s``,
+:mod:`train.cpu_clock`) starts at the CPU seconds that trained those weights,
+so one strength curve spans the whole training however many runs it took.
+The file's path and SHA-256 go into the run's history (``history["init"]``)
+and every checkpoint after it.
 """
 
 from __future__ import annotations
@@ -55,11 +56,16 @@ class InitWeights:
 
 
 def resolve_init_path(weights: str) -> Path:
-    """The file ``init.weights`` names; InitWeightsError when there is none."""
-    if weights == PRETRAINED:
-        from .pretrained import weights_path
+    """The file ``init.weights`` names; InitWeightsError when there is none.
 
-        return weights_path()
+    A shipped network's name (``pretrained``, ``anchor-v1``: ``train/weights/``)
+    comes first, so a config can name the network a run started from even after
+    ``pretrained`` has been replaced by a newer one.
+    """
+    from .pretrained import shipped_weights, weights_path
+
+    if weights == PRETRAINED or weights in shipped_weights():
+        return weights_path(weights)
     try:
         return resolve_checkpoint(weights)
     except CheckpointError as exc:

@@ -20,8 +20,8 @@ of the episodes.  Every ``--report-every`` steps a line gives the learner's
 score against each opponent met since the last (:mod:`train.sb3_selfplay`);
 at the end a profile line splits the time between the environments (with
 the opponents' moves) and the network.  ``--warm-start`` starts the policy
-from the shipped network, ``pretrained:sims=0`` (:mod:`train.sb3_warmstart`),
-and fine-tunes it.  Observations are the
+from the shipped network, ``pretrained:sims=0`` (:mod:`train.sb3_warmstart`;
+``--warm-start anchor-v1``: the first one), and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
 through ``action_masks()``, so every move played is legal).  Several
@@ -155,19 +155,23 @@ def build_model(
     learning_rate: float = 3e-4,
     ent_coef: float = 0.01,
     verbose: int = 0,
-    warm_start: bool = False,
+    warm_start: bool | str = False,
 ) -> Any:
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
-    ``warm_start``: the shipped network instead (:mod:`train.sb3_warmstart`;
-    ``channels``, ``features`` and ``hidden`` do not apply).
+    ``warm_start``: the shipped network instead (:mod:`train.sb3_warmstart`; a
+    string names which, ``True`` is ``pretrained``; ``channels``, ``features`` and
+    ``hidden`` do not apply).
     """
     if warm_start:
+        from .pretrained import weights_path
         from .sb3_warmstart import PretrainedPolicy
 
+        name = "pretrained" if warm_start is True else str(warm_start)
+        weights_path(name)  # a clear error naming it, before any model is built
         policy: Any = PretrainedPolicy
-        policy_kwargs: dict[str, Any] = {}
+        policy_kwargs: dict[str, Any] = {"features_extractor_kwargs": {"weights": name}}
     else:
         policy = "MultiInputPolicy"
         policy_kwargs = {
@@ -213,6 +217,16 @@ def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Eval
 def _zip_file(text: str) -> Path:
     """An argparse type: where the model goes, with the ``.zip`` SB3 adds, writable."""
     return output_file()(text if text.endswith(".zip") else f"{text}.zip")
+
+
+def _shipped_network(text: str) -> str:
+    """An argparse type: the name of a network in ``train/weights/`` (``pretrained``)."""
+    from .pretrained import shipped_weights
+
+    if text not in shipped_weights():
+        known = ", ".join(shipped_weights()) or "none"
+        raise argparse.ArgumentTypeError(f"no shipped network {text!r} (shipped: {known})")
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> Evaluation:
@@ -281,8 +295,13 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     )
     parser.add_argument(
         "--warm-start",
-        action="store_true",
-        help="start from the shipped network (pretrained:sims=0) instead of the small CNN",
+        nargs="?",
+        const="pretrained",
+        default=None,
+        type=_shipped_network,
+        metavar="NETWORK",
+        help="start from a shipped network (default pretrained, as pretrained:sims=0 plays it;"
+        " anchor-v1: the first one) instead of the small CNN",
     )
     parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=20)
     parser.add_argument(
@@ -323,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         hidden=args.hidden,
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
-        warm_start=args.warm_start,
+        warm_start=args.warm_start or False,
     )
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:

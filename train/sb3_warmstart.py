@@ -10,9 +10,10 @@ own.  PPO then fine-tunes every weight.  Batch normalisation keeps the
 statistics it was trained with (its layers stay in eval mode): PPO's small,
 correlated batches would otherwise replace them.
 
-A saved model names these classes and, by default, the shipped weights, so
-``sb3:path=MODEL.zip`` loads it like any other (the weights in the zip
-replace the shipped ones).
+A saved model names these classes and the shipped network it started from
+(``weights``: ``pretrained`` by default, ``anchor-v1`` the first one), by name,
+not by path, so ``sb3:path=MODEL.zip`` loads it on any machine like any other
+(the weights in the zip replace the shipped ones).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from torch import nn
 from yinsh_env.actions import N_ACTIONS
 
 from .checkpoint import load_model
-from .pretrained import WEIGHTS
+from .pretrained import weights_path
 
 try:
     from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
@@ -37,10 +38,12 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 
 class PretrainedNet(BaseFeaturesExtractor):
-    """The shipped network (or the checkpoint at ``path``): logits, then value features."""
+    """A shipped network by name (or the checkpoint at ``path``): logits, then value features."""
 
-    def __init__(self, observation_space: Any, path: str | None = None) -> None:
-        net, _, _ = load_model(path or WEIGHTS)
+    def __init__(
+        self, observation_space: Any, path: str | None = None, weights: str = "pretrained"
+    ) -> None:
+        net, _, _ = load_model(path or weights_path(weights))
         super().__init__(observation_space, N_ACTIONS + net.config.value_hidden)
         self.net = net
         self.value_hidden = net.config.value_hidden
