@@ -144,4 +144,4 @@ def test_warm_start_names_any_shipped_network_and_its_model_remembers_which(
         example.build_model(env, warm_start="anchor-v9")
     with pytest.raises(SystemExit):
         example.main(["--warm-start", "anchor-v9", "--timesteps", "1"])
-    assert "no shipped network 'anchor-v9'" in capsys.readouterr().err
+    assert "no network 'anchor-v9'" in capsys.readouterr().err

@@ -221,11 +221,13 @@ def _zip_file(text: str) -> Path:
 
 def _shipped_network(text: str) -> str:
     """An argparse type: the name of a network in ``train/weights/`` (``pretrained``)."""
-    from .pretrained import shipped_weights
+    from .checkpoint import CheckpointError
+    from .pretrained import weights_path
 
-    if text not in shipped_weights():
-        known = ", ".join(shipped_weights()) or "none"
-        raise argparse.ArgumentTypeError(f"no shipped network {text!r} (shipped: {known})")
+    try:
+        weights_path(text)  # its error names the network and lists the shipped ones
+    except CheckpointError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
