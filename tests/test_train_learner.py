@@ -85,6 +85,29 @@ def test_learner_state_round_trip() -> None:
     assert State()  # the engine is untouched by training
 
 
+def test_a_restored_learner_takes_the_new_configs_learning_rate_and_weight_decay() -> None:
+    """A resume with ``optim.lr=...`` must change the rate (torch restores the saved one)."""
+    states = positions(8, seed=4)
+    game = game_of(states)
+    batch = make_batch([(game, i) for i in range(len(states))], np.zeros(len(states), np.int64))
+    old = OptimConfig(lr=1e-3, warmup_steps=2, weight_decay=1e-4)
+    a = Learner(tiny_net(), old, 50, torch.device("cpu"))
+    for _ in range(5):
+        a.train_step(batch)
+    new = OptimConfig(lr=5e-4, warmup_steps=2, weight_decay=1e-3)
+    b = Learner(tiny_net(), new, 50, torch.device("cpu"))
+    b.load_state_dict(a.state_dict())
+    assert b.step == 5
+    assert b.optimizer.param_groups[0]["lr"] == pytest.approx(5e-4 * lr_factor(5, new, 50))
+    assert b.train_step(batch)["optim/lr"] == pytest.approx(5e-4 * lr_factor(5, new, 50))
+    assert b.lr == pytest.approx(5e-4 * lr_factor(6, new, 50))  # the schedule goes on
+    assert [g["weight_decay"] for g in b.optimizer.param_groups] == [1e-3, 0.0]
+    # The same config restores the same rate as the run that saved it.
+    c = Learner(tiny_net(), old, 50, torch.device("cpu"))
+    c.load_state_dict(a.state_dict())
+    assert c.lr == a.lr
+
+
 def test_elo_ladder_across_checkpoints() -> None:
     from train.evaluate import ladder, new_history
 

@@ -168,6 +168,25 @@ class Learner:
         }
 
     def load_state_dict(self, data: dict[str, object]) -> None:
+        """Restore the moments and the step; the learning rate and weight decay stay this config's.
+
+        A checkpoint's optimizer and scheduler carry the learning rate and weight
+        decay they were made with; torch restores them, so ``--resume
+        optim.lr=...`` was silently ignored (found at iteration 104 of
+        ``runs/long2``).  They are set from the config again, at the restored step.
+        """
         self.optimizer.load_state_dict(data["optimizer"])  # type: ignore[arg-type]
         self.scheduler.load_state_dict(data["scheduler"])  # type: ignore[arg-type]
         self.step = int(data["step"])  # type: ignore[call-overload]
+        decay, no_decay = self.optimizer.param_groups
+        decay["weight_decay"], no_decay["weight_decay"] = self.config.weight_decay, 0.0
+        self.scheduler.base_lrs = [self.config.lr] * len(self.optimizer.param_groups)
+        rate = self.config.lr * lr_factor(self.scheduler.last_epoch, self.config, self.total_steps)
+        for group in self.optimizer.param_groups:
+            group["initial_lr"], group["lr"] = self.config.lr, rate
+        self.scheduler._last_lr = [rate] * len(self.optimizer.param_groups)
+
+    @property
+    def lr(self) -> float:
+        """The learning rate of the next step."""
+        return float(self.optimizer.param_groups[0]["lr"])
