@@ -13,7 +13,14 @@ from agents import make_agent
 from agents.evaluation.arena import run_arena
 from train import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
-from train.curve import format_curve, load_curve, strength_curve, train_hours
+from train.curve import (
+    CurvePoint,
+    branch_start,
+    format_curve,
+    load_curve,
+    strength_curve,
+    train_hours,
+)
 from train.curve import main as curve_main
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -175,3 +182,16 @@ def test_a_training_in_stretches_draws_as_one_curve(
     (tmp_path / "bad.json").write_text('{"points": [{"iteration": 1}], "anchors": {}}')
     assert curve_main([str(tmp_path / "bad.json")]) == 2
     assert "bad.json is not a strength curve" in capsys.readouterr().err
+
+
+def test_a_run_copied_from_another_is_drawn_from_where_they_part() -> None:
+    def points(*pairs: tuple[int, float]) -> list[CurvePoint]:
+        return [CurvePoint(i, h, 1000.0 + i, (900.0, 1100.0)) for i, h in pairs]
+
+    control = points((0, 2.0), (20, 2.5), (40, 3.0), (60, 3.5))
+    lever = points((0, 2.0), (20, 2.5), (40, 3.0), (60, 3.6), (80, 4.0))
+    assert branch_start(lever, [control]) == 2  # from iteration 40
+    assert branch_start(control, []) == 0
+    later = points((0, 2.2), (20, 2.5))  # the same iteration at another time is not shared
+    assert branch_start(later, [control]) == 0
+    assert branch_start(control, [control]) == len(control) - 1

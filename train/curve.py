@@ -204,6 +204,28 @@ def format_curve(curve: StrengthCurve) -> str:
     return "\n".join(lines)
 
 
+def branch_start(points: list[CurvePoint], earlier: list[list[CurvePoint]]) -> int:
+    """Where a run stops repeating an earlier one: the index of its last shared checkpoint.
+
+    A run copied from another at some checkpoint (a lever tried from a shared
+    start) holds the same checkpoints before it, at the same iteration and
+    training time; drawn again they would hide the first run's line.  0 when
+    nothing is shared.
+    """
+    seen = {(p.iteration, round(p.train_hours, 9)) for run in earlier for p in run}
+    shared = 0
+    while (
+        shared < len(points)
+        and (
+            points[shared].iteration,
+            round(points[shared].train_hours, 9),
+        )
+        in seen
+    ):
+        shared += 1
+    return max(0, shared - 1)
+
+
 def plot_curve(
     curve: StrengthCurve | list[tuple[str, StrengthCurve]],
     out: str | Path,
@@ -214,7 +236,9 @@ def plot_curve(
 
     Several ``(label, curve)``: the stretches of one training (a run and the
     runs that continued it), or runs to compare; each is its own fit, on one
-    axis where they are on the fixed scale (a curve that is not says so).
+    axis where they are on the fixed scale (a curve that is not says so).  A
+    run that repeats an earlier one's first checkpoints (a copy made to try a
+    lever) is drawn from the last checkpoint they share (:func:`branch_start`).
     """
     stretches = curve if isinstance(curve, list) else [("raw policy", curve)]
     last = stretches[-1][1]
@@ -233,11 +257,15 @@ def plot_curve(
     for k, (label, stretch) in enumerate(stretches):
         if mixed and stretch.scale is None:
             label += " (own fit, not the fixed scale)"
-        x = [p.train_hours for p in stretch.points]
+        start = branch_start(stretch.points, [c.points for _, c in stretches[:k]])
+        if start:
+            label += f" (from iteration {stretch.points[start].iteration})"
+        points = stretch.points[start:]
+        x = [p.train_hours for p in points]
         color = f"C{k}"
-        ax.plot(x, [p.elo for p in stretch.points], "o-", ms=3, color=color, label=label)
-        low = [p.ci95[0] for p in stretch.points]
-        ax.fill_between(x, low, [p.ci95[1] for p in stretch.points], color=color, alpha=0.15)
+        ax.plot(x, [p.elo for p in points], "o-", ms=3, color=color, label=label)
+        low = [p.ci95[0] for p in points]
+        ax.fill_between(x, low, [p.ci95[1] for p in points], color=color, alpha=0.15)
     anchors: dict[str, float] = {}
     for _, stretch in stretches:
         if stretch.scale == last.scale:
