@@ -32,6 +32,7 @@ def test_results_and_terminations_are_their_notation() -> None:
     assert json.dumps({"r": Result.BLACK_WINS}) == '{"r": "B"}'
     assert [Result.win_for(w) for w in (WHITE, BLACK, None)] == ["W", "B", "draw"]
     assert [r.winner for r in Result] == [WHITE, BLACK, None, None]
+    assert [r.white_value for r in Result] == [1.0, -1.0, 0.0, None]
     assert [t for t in Termination if t.by_rules] == ["rings", "pool", "passes"]
     assert Termination.AGREEMENT.results == (Result.DRAW,)
     assert Result.DRAW not in Termination.RESIGN.results

@@ -212,17 +212,12 @@ def branch_start(points: list[CurvePoint], earlier: list[list[CurvePoint]]) -> i
     training time; drawn again they would hide the first run's line.  0 when
     nothing is shared.
     """
-    seen = {(p.iteration, round(p.train_hours, 9)) for run in earlier for p in run}
-    shared = 0
-    while (
-        shared < len(points)
-        and (
-            points[shared].iteration,
-            round(points[shared].train_hours, 9),
-        )
-        in seen
-    ):
-        shared += 1
+
+    def key(p: CurvePoint) -> tuple[int, float]:
+        return p.iteration, round(p.train_hours, 9)
+
+    seen = {key(p) for run in earlier for p in run}
+    shared = next((i for i, p in enumerate(points) if key(p) not in seen), len(points))
     return max(0, shared - 1)
 
 

@@ -184,7 +184,6 @@ class Learner:
         rate = self.config.lr * lr_factor(self.scheduler.last_epoch, self.config, self.total_steps)
         for group in self.optimizer.param_groups:
             group["initial_lr"], group["lr"] = self.config.lr, rate
-        self.scheduler._last_lr = [rate] * len(self.optimizer.param_groups)
 
     @property
     def lr(self) -> float:

@@ -143,6 +143,14 @@ class Result(_TextEnum):
             return Player.BLACK
         return None
 
+    @property
+    def white_value(self) -> float | None:
+        """The result from White's side: +1, -1, 0 for a draw, None while unfinished."""
+        if self is Result.UNFINISHED:
+            return None
+        winner = self.winner
+        return 0.0 if winner is None else (1.0 if winner == Player.WHITE else -1.0)
+
     @classmethod
     def win_for(cls, winner: Player | int | None) -> Result:
         """The result of a game won by ``winner`` (None: a draw)."""

@@ -260,7 +260,7 @@ def review_game(
     reached = n + 1  # positions valued (or forced) before the review stopped
     for i, state in enumerate(states):
         if i == n and state.is_terminal:
-            values[i] = {"W": 1.0, "B": -1.0}.get(str(state.result), 0.0)
+            values[i] = state.result.white_value
         elif i == n or not forced[i]:
             try:
                 with stop_when(stopping):

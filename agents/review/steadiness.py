@@ -16,7 +16,8 @@ Three figures per agent, over the decisions that were not forced:
 - **error**: the mean squared distance of every position's value from the
   game's result (+1, -1, 0), where the records give one.
 
-and the review's marks (blunders, mistakes) per game, as ``yinsh-review`` shows them.
+and the review's marks (blunders, mistakes) over all the games, as ``yinsh-review``
+counts them.
 
 Usage::
 
@@ -30,12 +31,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cli_args import agent_spec, input_file
-from ..spec import make_agent
-from .cli import load_all
-from .core import Review, check_values, review_record
+from yinsh_env import Result, load_record
 
-RESULT_VALUE = {"W": 1.0, "B": -1.0, "draw": 0.0}
+from ..cli_args import agent_spec, input_file, int_in
+from ..protocol import MAX_SEED
+from ..spec import make_agent
+from .core import Review, check_values, review_record
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def steadiness(agent: str, reviews: Sequence[Review]) -> Steadiness:
             if next_side is not None and next_side != d.side:
                 mover = 1.0 if d.side == "W" else -1.0
                 drops.append(mover * (d.value - d.value_played))
-        outcome = RESULT_VALUE.get(review.result)
+        outcome = Result(review.result).white_value
         if outcome is not None:
             errors.extend((v - outcome) ** 2 for v in review.values() if v is not None)
     if not jumps:
@@ -113,10 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("records", nargs="+", metavar="RECORD", type=input_file)
     parser.add_argument("--agents", nargs="+", required=True, type=agent_spec, metavar="SPEC")
-    parser.add_argument("--seed", type=int, default=0, help="each agent's seed")
+    parser.add_argument("--seed", type=int_in(0, MAX_SEED), default=0, help="each agent's seed")
     args = parser.parse_args(argv)
     try:
-        records = load_all(args.records)
+        records = [load_record(path) for path in args.records]
         agents = [make_agent(spec) for spec in args.agents]
         for agent in agents:
             check_values(agent)
