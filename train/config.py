@@ -316,6 +316,10 @@ class InitConfig:
     #: (``time/cpu_s``) starts; ``null`` reads them from the file (its history,
     #: or the ``train_cpu_s`` of a slim file's metadata).
     cpu_s: NonNegativeNumber | None = None
+    #: Let a smaller network (fewer blocks or channels) start a bigger one that
+    #: computes the same function (:mod:`train.grow`); otherwise the file's network
+    #: config must equal ``network``.
+    grow: Bool = False
 
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)

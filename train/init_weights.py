@@ -5,7 +5,8 @@ Training a network further is a new run whose weights come from a file
 a checkpoint, a slim file or a run directory) instead of a random
 initialisation; the optimizer, the schedule and the replay window start
 afresh.  The file's network config must equal the run's (a mismatch is
-refused, naming both), and the run's CPU clock (``time/cpu_s``,
+refused, naming both) unless ``init.grow`` lets a smaller network start a bigger
+one with the same outputs (:mod:`train.grow`), and the run's CPU clock (``time/cpu_s``,
 :mod:`train.cpu_clock`) starts at the CPU seconds that trained those weights,
 so one strength curve spans the whole training however many runs it took.
 The file's path and SHA-256 go into the run's history (``history["init"]``)
@@ -22,8 +23,9 @@ from typing import Any
 import torch
 
 from .checkpoint import CheckpointError, config_of, read_file, resolve_checkpoint
-from .config import Config
+from .config import Config, NetworkConfig
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
+from .grow import grow_state_dict, why_not_grown
 
 __all__ = ["InitWeights", "load_init_weights", "resolve_init_path"]
 
@@ -88,17 +90,34 @@ def load_init_weights(config: Config) -> InitWeights | None:
     path = resolve_init_path(config.init.weights)
     data = read_file(path, "init.weights")
     saved = config_of(data, path)
+    model = data["model"]
     if saved.network != config.network:
-        raise InitWeightsError(
-            f"init.weights: {path} holds a network {saved.network}, but this run's "
-            f"network is {config.network}; set network to the file's or start fresh"
-        )
+        model = _grown(model, saved.network, config, path)
     return InitWeights(
         path=path,
         sha256=sha256_of(path),
         iteration=int(data.get("iteration", 0)),
         cpu_s=_cpu_seconds(config, data, path),
-        model=data["model"],
+        model=model,
+    )
+
+
+def _grown(
+    model: dict[str, torch.Tensor], saved: NetworkConfig, config: Config, path: Path
+) -> dict[str, torch.Tensor]:
+    """The file's weights grown into the run's bigger network, where ``init.grow`` allows."""
+    reason = why_not_grown(saved, config.network)
+    if config.init.grow and reason is None:
+        return grow_state_dict(model, saved, config.network, seed=config.seed)
+    if reason is None:
+        hint = "set init.grow=true to grow it into this one, or set network to the file's"
+    elif config.init.grow:
+        hint = f"it cannot grow into it: {reason}"
+    else:
+        hint = "set network to the file's or start fresh"
+    raise InitWeightsError(
+        f"init.weights: {path} holds a network {saved}, but this run's "
+        f"network is {config.network}; {hint}"
     )
 
 
