@@ -87,6 +87,20 @@ def test_a_network_mismatch_is_refused_before_anything_is_written(
     )
 
 
+@pytest.mark.parametrize("grow", ["false", "true"])
+def test_weights_that_do_not_fit_their_own_network_are_refused_by_name(
+    tmp_path: Path, source_run: Path, grow: str
+) -> None:
+    data = read_file(checkpoint_path(source_run, 2))
+    data["model"]["tower.0.conv1.weight"] = torch.zeros(3, 3)
+    torch.save(data, tmp_path / "bad.pt")
+    before = (tmp_path / "bad.pt").read_bytes()
+    config = tiny(tmp_path, f"init.weights={tmp_path / 'bad.pt'}", f"init.grow={grow}")
+    with pytest.raises(InitWeightsError, match=r"(?s)init.weights: .*bad.pt.*tower.0.conv1.weight"):
+        run(config, tmp_path / "a", progress=False)
+    assert not list_checkpoints(tmp_path / "a") and (tmp_path / "bad.pt").read_bytes() == before
+
+
 def test_a_slim_file_says_its_cpu_seconds_or_the_config_must(
     tmp_path: Path, source_run: Path
 ) -> None:

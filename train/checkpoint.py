@@ -284,12 +284,16 @@ def load_model(path: str | Path) -> tuple[PolicyValueNet, Config, dict[str, Any]
     resolved = resolve_checkpoint(path)
     data = read_file(resolved)
     config = config_of(data, resolved)
-    model = PolicyValueNet(config.network)
-    try:
-        model.load_state_dict(data["model"])
-    except (KeyError, RuntimeError) as exc:
-        raise CheckpointError(
-            f"checkpoint {resolved} does not fit its network config: {exc}"
-        ) from None
+    model = load_weights(PolicyValueNet(config.network), data, resolved)
     model.eval()
     return model, config, data
+
+
+def load_weights(model: PolicyValueNet, data: dict[str, Any], path: Path) -> PolicyValueNet:
+    """``model`` with a checkpoint's weights (``data["model"]``), or CheckpointError
+    naming the file and the weights that do not fit its network."""
+    try:
+        model.load_state_dict(data["model"])
+    except (KeyError, RuntimeError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"checkpoint {path} does not fit its network config: {exc}") from None
+    return model

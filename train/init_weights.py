@@ -22,10 +22,11 @@ from typing import Any
 
 import torch
 
-from .checkpoint import CheckpointError, config_of, read_file, resolve_checkpoint
+from .checkpoint import CheckpointError, config_of, load_weights, read_file, resolve_checkpoint
 from .config import Config, NetworkConfig
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
 from .grow import grow_state_dict, why_not_grown
+from .network import PolicyValueNet
 
 __all__ = ["InitWeights", "load_init_weights", "resolve_init_path"]
 
@@ -90,7 +91,11 @@ def load_init_weights(config: Config) -> InitWeights | None:
     path = resolve_init_path(config.init.weights)
     data = read_file(path, "init.weights")
     saved = config_of(data, path)
-    model = data["model"]
+    try:
+        # Checked against the file's own network before it is grown or loaded.
+        model = load_weights(PolicyValueNet(saved.network), data, path).state_dict()
+    except CheckpointError as exc:
+        raise InitWeightsError(f"init.weights: {exc}") from None
     if saved.network != config.network:
         model = _grown(model, saved.network, config, path)
     return InitWeights(
