@@ -142,6 +142,24 @@ def test_corrupt_checkpoint_gives_a_clear_error_and_stays_as_it_was(
         resolve_checkpoint(tmp_path)
 
 
+def test_a_checkpoint_whose_weights_do_not_fit_is_refused_on_resume_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Readable, but a weight of the wrong shape: the error names it, nothing changes."""
+    run_dir = tmp_path / "run"
+    run(tiny_config(tmp_path, "iterations=1"), run_dir, progress=False)
+    latest = latest_checkpoint(run_dir)
+    assert latest is not None
+    data = read_file(latest)
+    data["model"]["stem.0.weight"] = torch.zeros(2)
+    torch.save(data, latest)
+    before = latest.read_bytes()
+    code = main(["--config", str(tmp_path / "tiny.yaml"), "--run-dir", str(run_dir), "--resume"])
+    err = capsys.readouterr().err
+    assert code == 2 and str(latest) in err and "stem.0.weight" in err
+    assert latest.read_bytes() == before and len(metrics(run_dir)) == 2
+
+
 @pytest.mark.slow
 def test_two_seeded_runs_side_by_side_give_identical_metrics(tmp_path: Path) -> None:
     """Two 3-iteration runs at once, in separate processes (worker pools, one evaluation):

@@ -67,6 +67,7 @@ from .checkpoint import (
     config_of,
     latest_checkpoint,
     list_checkpoints,
+    load_weights,
     prune_checkpoints,
     read_file,
     replay_path,
@@ -213,7 +214,7 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
                 f"cannot resume {checkpoint}: its network config {saved.network} "
                 f"differs from the requested {config.network}"
             )
-        model.load_state_dict(data["model"])
+        load_weights(model, data, checkpoint)
         learner.load_state_dict(data["learner"])
         set_rng_states(data["rng"])
         state.iteration = int(data["iteration"])
