@@ -158,6 +158,13 @@ def test_a_checkpoint_whose_weights_do_not_fit_is_refused_on_resume_by_name(
     err = capsys.readouterr().err
     assert code == 2 and str(latest) in err and "stem.0.weight" in err
     assert latest.read_bytes() == before and len(metrics(run_dir)) == 2
+    data = read_file(latest)
+    data["model"] = read_file(checkpoint_path(run_dir, 0))["model"]
+    data["learner"]["optimizer"] = {"state": "garbage"}
+    torch.save(data, latest)
+    code = main(["--config", str(tmp_path / "tiny.yaml"), "--run-dir", str(run_dir), "--resume"])
+    err = capsys.readouterr().err
+    assert code == 2 and str(latest) in err and "optimizer" in err
 
 
 @pytest.mark.slow

@@ -215,10 +215,16 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
                 f"differs from the requested {config.network}"
             )
         load_weights(model, data, checkpoint)
-        learner.load_state_dict(data["learner"])
-        set_rng_states(data["rng"])
-        state.iteration = int(data["iteration"])
-        state.history = data["history"]
+        try:
+            learner.load_state_dict(data["learner"])
+            set_rng_states(data["rng"])
+            state.iteration = int(data["iteration"])
+            state.history = data["history"]
+        except (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
+            raise CheckpointError(
+                f"checkpoint {checkpoint} holds no usable optimizer, RNG or iteration state: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         if replay_path(checkpoint).exists():
             replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
         else:
