@@ -126,7 +126,7 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     added = {
         "inference": "auto",
         "inference_precision": "fp32",
-        "init": {"weights": None, "cpu_s": None},
+        "init": {"weights": None, "cpu_s": None, "grow": False},
         "network": {**data["network"], "opponent_policy": False},
         "search": {**data["search"], "forced_playouts": 0.0},
         "optim": {**data["optim"], "search_value_weight": 0.0, "opponent_policy_weight": 0.0},
