@@ -63,8 +63,9 @@ def test_a_grown_network_computes_what_the_small_one_did(mode: str) -> None:
 
 def test_the_new_channels_and_blocks_learn() -> None:
     """Zero outgoing weights, not dead channels: the first gradient reaches them."""
+    grown = grow_state_dict(trained_small().state_dict(), SMALL, BIG, seed=3)
     big = PolicyValueNet(BIG)
-    big.load_state_dict(grow_state_dict(trained_small().state_dict(), SMALL, BIG, seed=3))
+    big.load_state_dict(grown)  # copies: ``grown`` stays as grown
     big.train()
     out = big(planes())
     loss = out.value.square().mean() + out.policy.logsumexp(1).mean() + out.ownership.mean()
@@ -76,7 +77,6 @@ def test_the_new_channels_and_blocks_learn() -> None:
     assert grads["value_fc.0.weight"].grad[:, c : BIG.channels].abs().sum() > 0
     assert grads["tower.3.bn2.weight"].grad.abs().sum() > 0  # a new block's silenced scale
     # ... and before that step, the weights carrying new channels into old ones were zero.
-    grown = grow_state_dict(trained_small().state_dict(), SMALL, BIG, seed=3)
     assert not grown["tower.0.conv1.weight"][:c, c:].any()
     assert grown["tower.0.conv1.weight"][c:].any()  # what feeds a new channel is random
 

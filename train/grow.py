@@ -76,10 +76,8 @@ def grow_state_dict(
             new[:, wide + c :] = 0.0
             new[:, :c] = old[:, :c]
             new[:, wide : wide + c] = old[:, c:]
-        elif old.dim() == 0 or old.shape == new.shape:
-            new.copy_(old)
         else:
-            _copy_leading(new, old)
+            _copy_leading(new, old)  # the whole tensor where the shapes agree
             if new.dim() == 4 and new.shape[1] > old.shape[1]:
                 # An old output channel, or a head's, must not read a new channel.
                 new[: old.shape[0], old.shape[1] :] = 0.0
