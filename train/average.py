@@ -89,13 +89,13 @@ def average_checkpoints(
             )
         model = load_weights(PolicyValueNet(network), data, path)
         if averaged is None:
-            averaged = AveragedModel(model, use_buffers=False)
+            # use_buffers: the batch-norm statistics are averaged too, what the averaged
+            # weights keep when no replay file re-measures them.
+            averaged = AveragedModel(model, use_buffers=True)
         averaged.update_parameters(model)
     assert averaged is not None
     net = averaged.module
     assert isinstance(net, PolicyValueNet)
-    # AveragedModel averages parameters only; start the statistics from their mean too.
-    _average_statistics(net, [data["model"] for _, data in loaded])
     replay_file = Path(replay) if replay is not None else replay_path(newest_path)
     if replay is None and not replay_file.exists():
         batch_norm = "the checkpoints' statistics averaged (no replay file to measure them on)"
@@ -118,15 +118,6 @@ def average_checkpoints(
         # init.weights continue the count from.
         out["history"] = {CPU_KEY: float(history[CPU_KEY])}
     return out
-
-
-def _average_statistics(net: PolicyValueNet, states: list[dict[str, torch.Tensor]]) -> None:
-    """Set ``net``'s float buffers (batch-norm running means and variances) to the mean of
-    ``states``'; what the averaged weights start from when no replay file re-measures them."""
-    with torch.no_grad():
-        for name, buffer in net.named_buffers():
-            if name in states[0] and buffer.is_floating_point():
-                buffer.copy_(torch.stack([s[name].float() for s in states]).mean(0))
 
 
 def _replay_planes(path: Path, count: int, seed: int) -> np.ndarray:
