@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -9,14 +11,16 @@ import pytest
 import torch
 from helpers import load_yaml_config
 from test_train_continue import source_run  # noqa: F401  (a module-scoped fixture)
-from test_train_run import TINY
+from test_train_run import TINY, metrics
 
-from train.checkpoint import checkpoint_path, list_checkpoints, load_model
-from train.config import NetworkConfig
+from train.checkpoint import checkpoint_path, config_of, list_checkpoints, load_model, read_file
+from train.config import NetworkConfig, OptimConfig
+from train.cpu_clock import CPU_KEY
 from train.grow import grow_state_dict, why_not_grown
 from train.init_weights import InitWeightsError
+from train.learner import Learner, carry_optimizer_state
 from train.network import NetOutput, PolicyValueNet
-from train.trainer import run
+from train.trainer import RunError, run
 from yinsh_env.observation import GRID, N_PLANES
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -134,3 +138,69 @@ def test_a_run_grows_a_checkpoint_into_its_bigger_network_when_asked(
     )
     with pytest.raises(InitWeightsError, match=r"cannot grow into it: blocks and channels"):
         run(shrink, tmp_path / "shrink", progress=False)
+
+
+def test_a_resumed_run_grows_and_keeps_its_window_schedule_clock_and_moments(
+    tmp_path: Path,
+    source_run: Path,  # noqa: F811
+) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(source_run, run_dir)
+    before = sorted(p.name for p in run_dir.rglob("*"))
+    bigger = ["iterations=3", "network.channels=12", "network.opponent_policy=true"]
+    with pytest.raises(RunError, match=r"set init.grow=true"):
+        run(load_yaml_config(tmp_path, TINY, *bigger), run_dir, resume=True, progress=False)
+    assert sorted(p.name for p in run_dir.rglob("*")) == before  # nothing written
+
+    config = load_yaml_config(tmp_path, TINY, *bigger, "init.grow=true")
+    run(config, run_dir, resume=True, progress=False)
+    old, new = read_file(checkpoint_path(run_dir, 2)), read_file(checkpoint_path(run_dir, 3))
+    assert new["history"]["grown"] == [
+        {
+            "iteration": 2,
+            "from": asdict(config_of(old, run_dir).network),
+            "to": asdict(config.network),
+        }
+    ]
+    steps = config.optim.steps_per_iteration
+    assert new["learner"]["step"] == old["learner"]["step"] + steps  # the schedule went on
+    assert new["history"][CPU_KEY] > old["history"][CPU_KEY]
+    record = metrics(run_dir)[-1]
+    assert record["iteration"] == 3 and "replay/restarted" not in record
+    assert record["replay/positions"] > record["selfplay/positions"]  # the old window kept
+    assert load_model(checkpoint_path(run_dir, 3))[1].network.opponent_policy
+
+
+@pytest.mark.parametrize(
+    "big",
+    [
+        NetworkConfig(blocks=3, channels=6, value_hidden=8, opponent_policy=True),
+        NetworkConfig(blocks=2, channels=8, value_hidden=8),
+    ],
+    ids=["deeper-with-head", "wider"],
+)
+def test_growing_keeps_the_moments_of_every_unchanged_weight_and_none_of_the_rest(
+    big: NetworkConfig,
+) -> None:
+    small = trained_small()
+    optim = OptimConfig(batch_size=4, steps_per_iteration=1, warmup_steps=0)
+    learner = Learner(small, optim, total_steps=10, device=torch.device("cpu"))
+    loss = torch.stack([p.square().sum() for p in small.parameters()]).sum()
+    loss.backward()
+    learner.optimizer.step()
+    old = {name: learner.optimizer.state[p] for name, p in small.named_parameters()}
+    net = PolicyValueNet(big)
+    grown = Learner(net, optim, total_steps=10, device=torch.device("cpu"))
+    grown.optimizer.load_state_dict(
+        carry_optimizer_state(learner.optimizer.state_dict(), small, net)
+    )
+    kept = 0
+    for name, parameter in net.named_parameters():
+        state = grown.optimizer.state.get(parameter, {})
+        if name in old and old[name]["exp_avg"].shape == parameter.shape:
+            assert torch.equal(state["exp_avg"], old[name]["exp_avg"]), name
+            assert torch.equal(state["exp_avg_sq"], old[name]["exp_avg_sq"]), name
+            kept += 1
+        else:  # new or reshaped: AdamW starts it afresh
+            assert not state, name
+    assert 0 < kept < len(list(net.parameters()))

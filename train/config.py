@@ -306,7 +306,11 @@ class RayConfig:
 
 @pydantic_dataclasses.dataclass(config=_SCHEMA)
 class InitConfig:
-    """Where a new run's network starts (:mod:`train.init_weights`); ignored on resume."""
+    """Where a new run's network starts (:mod:`train.init_weights`).
+
+    On ``--resume`` only ``grow`` counts: it lets the run go on in a bigger
+    ``network`` than its checkpoint's (:func:`train.trainer.prepare`).
+    """
 
     #: ``null``: random initialisation; ``pretrained``: the shipped network; else
     #: a checkpoint file (full or slim) or a run directory (its newest checkpoint),
@@ -316,9 +320,10 @@ class InitConfig:
     #: (``time/cpu_s``) starts; ``null`` reads them from the file (its history,
     #: or the ``train_cpu_s`` of a slim file's metadata).
     cpu_s: NonNegativeNumber | None = None
-    #: Let a smaller network (fewer blocks or channels) start a bigger one that
-    #: computes the same function (:mod:`train.grow`); otherwise the file's network
-    #: config must equal ``network``.
+    #: Let a smaller network (fewer blocks or channels, no opponent-policy head)
+    #: start a bigger one that computes the same function (:mod:`train.grow`), from
+    #: ``weights`` or, on ``--resume``, from the run's own checkpoint; otherwise the
+    #: file's network config must equal ``network``.
     grow: Bool = False
 
 

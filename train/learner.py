@@ -19,6 +19,7 @@ Loss per sample (all targets from the player to act's view):
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,6 +53,48 @@ def value_targets(batch: Batch, search_weight: float) -> np.ndarray:
     return (batch.value + weight * (batch.search_value - batch.value)).astype(np.float32)
 
 
+def parameter_groups(model: torch.nn.Module) -> tuple[list[str], list[str]]:
+    """The names of the parameters with weight decay and of those without.
+
+    Biases and normalisation parameters (one dimension) get none.  The order is
+    the optimizer's: its state indexes the parameters in this order, decayed first.
+    """
+    decay = [name for name, p in model.named_parameters() if p.ndim > 1]
+    no_decay = [name for name, p in model.named_parameters() if p.ndim <= 1]
+    return decay, no_decay
+
+
+def carry_optimizer_state(
+    saved: dict[str, Any], old: torch.nn.Module, new: torch.nn.Module
+) -> dict[str, Any]:
+    """An optimizer state saved for ``old``'s parameters, re-indexed for ``new``'s.
+
+    A run resumed into a grown network (``init.grow`` on ``--resume``) keeps the
+    moments of every parameter whose name and shape are unchanged; a new or
+    reshaped one has none, so AdamW starts it afresh, with its own bias
+    correction (zero moments under an old step count would make its first
+    steps about three times too large).
+    """
+    old_names = [name for group in parameter_groups(old) for name in group]
+    new_shapes = dict(new.named_parameters())
+    state = saved["state"]
+    carried: dict[int, Any] = {}
+    groups = []
+    index = 0
+    for group, names in zip(saved["param_groups"], parameter_groups(new), strict=True):
+        ids = []
+        for name in names:
+            if name in old_names:
+                moments = state.get(old_names.index(name))
+                exp_avg = None if moments is None else moments.get("exp_avg")
+                if exp_avg is not None and exp_avg.shape == new_shapes[name].shape:
+                    carried[index] = moments
+            ids.append(index)
+            index += 1
+        groups.append({**group, "params": ids})
+    return {"state": carried, "param_groups": groups}
+
+
 class Learner:
     """Owns the optimizer and schedule of a model; one call = one gradient step."""
 
@@ -68,9 +111,10 @@ class Learner:
         self.total_steps = total_steps
         self.device = device
         self.amp = amp
-        # No weight decay on biases and normalisation parameters.
-        decay = [p for p in model.parameters() if p.ndim > 1]
-        no_decay = [p for p in model.parameters() if p.ndim <= 1]
+        parameters = dict(model.named_parameters())
+        decay, no_decay = (
+            [parameters[name] for name in names] for names in parameter_groups(model)
+        )
         self.optimizer = torch.optim.AdamW(
             [
                 {"params": decay, "weight_decay": config.weight_decay},

@@ -36,6 +36,10 @@ checkpoint resumed without its replay file (restored from git by
 :mod:`train.run_archive`) restarts the window empty: the log says so, the
 next iteration's metrics carry ``replay/restarted``, ``history["replay_restarts"]``
 lists where, and learning waits until the window holds ``replay.min_positions``.
+``--resume`` with ``init.grow=true`` and a bigger ``network`` (or one with the
+opponent-policy head) grows the checkpoint's network into it (:mod:`train.grow`)
+and goes on with its replay window, schedule, CPU clock and the optimizer's
+moments of every unchanged weight; ``history["grown"]`` records where.
 
 A killed run loses at most the iteration in progress; SIGTERM and SIGHUP exit
 through the same cleanup as Ctrl-C (:mod:`agents.worker_pool`).  An
@@ -50,7 +54,7 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +78,14 @@ from .checkpoint import (
     save_checkpoint,
     set_rng_states,
 )
-from .config import Config, save_config
+from .config import Config, NetworkConfig, save_config
 from .cpu_clock import CPU_KEY, CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
+from .grow import grow_state_dict, why_not_grown
 from .inference import resolve_device
 from .init_weights import load_init_weights
-from .learner import Learner
+from .learner import Learner, carry_optimizer_state
 from .network import PolicyValueNet, count_parameters
 from .preflight import check_runnable
 from .replay import ReplayBuffer
@@ -95,6 +100,8 @@ METRICS_NAME = "metrics.jsonl"
 INIT_KEY = "init"
 #: History key: iterations after which the run resumed with an empty replay window.
 RESTARTS_KEY = "replay_restarts"
+#: History key: where a resumed run's network grew (``init.grow`` on ``--resume``).
+GROWN_KEY = "grown"
 
 
 class RunError(ValueError):
@@ -209,17 +216,27 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
     if checkpoint is not None:
         data = read_file(checkpoint)
         saved = config_of(data, checkpoint)
-        if saved.network != config.network:
-            raise RunError(
-                f"cannot resume {checkpoint}: its network config {saved.network} "
-                f"differs from the requested {config.network}"
-            )
-        load_weights(model, data, checkpoint)
+        learner_state = data.get("learner")
+        if saved.network == config.network:
+            load_weights(model, data, checkpoint)
+        else:
+            old = _grow_on_resume(model, data, checkpoint, saved.network, config)
+            if isinstance(learner_state, dict) and isinstance(learner_state.get("optimizer"), dict):
+                optimizer = carry_optimizer_state(learner_state["optimizer"], old, model)
+                learner_state = {**learner_state, "optimizer": optimizer}
         try:
-            learner.load_state_dict(data["learner"])
+            learner.load_state_dict(learner_state)  # type: ignore[arg-type]
             set_rng_states(data["rng"])
             state.iteration = int(data["iteration"])
             state.history = data["history"]
+            if saved.network != config.network:
+                state.history.setdefault(GROWN_KEY, []).append(
+                    {
+                        "iteration": state.iteration,
+                        "from": asdict(saved.network),
+                        "to": asdict(config.network),
+                    }
+                )
         except (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
             raise CheckpointError(
                 f"checkpoint {checkpoint} holds no usable optimizer, RNG or iteration state: "
@@ -233,6 +250,38 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
             state.replay_restarted = True
             state.history.setdefault(RESTARTS_KEY, []).append(state.iteration)
     return state
+
+
+def _grow_on_resume(
+    model: PolicyValueNet,
+    data: dict[str, Any],
+    checkpoint: Path,
+    saved: NetworkConfig,
+    config: Config,
+) -> PolicyValueNet:
+    """Load a checkpoint of a smaller network into ``model``, grown (:mod:`train.grow`).
+
+    Returns the checkpoint's own network, whose parameter names and shapes map
+    the optimizer's moments onto ``model``'s.  Refused, naming both networks,
+    unless ``init.grow`` is set and the checkpoint's network can grow into it.
+    """
+    reason = why_not_grown(saved, config.network)
+    if not config.init.grow or reason is not None:
+        hint = (
+            f"it cannot grow into it: {reason}"
+            if reason is not None
+            else "set init.grow=true to grow it into this one (the replay window, "
+            "schedule and CPU clock go on), or resume with the checkpoint's network"
+        )
+        raise RunError(
+            f"cannot resume {checkpoint}: its network config {saved} "
+            f"differs from the requested {config.network}; {hint}"
+        )
+    old = load_weights(PolicyValueNet(saved), data, checkpoint)
+    model.load_state_dict(
+        grow_state_dict(old.state_dict(), saved, config.network, seed=config.seed)
+    )
+    return old
 
 
 def self_play(
