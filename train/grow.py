@@ -32,7 +32,7 @@ from torch import Tensor
 from .config import NetworkConfig
 from .network import PolicyValueNet
 
-__all__ = ["grow_state_dict", "why_not_grown"]
+__all__ = ["grow_state_dict", "grown_if_allowed", "why_not_grown"]
 
 #: Parameters whose input is the pooled tower summary ``[mean (C), max (C)]``.
 _POOLED_INPUT = ("pass_logit.weight", "opponent_pass.weight", "value_fc.0.weight")
@@ -50,6 +50,22 @@ def why_not_grown(small: NetworkConfig, big: NetworkConfig) -> str | None:
     if small.opponent_policy and not big.opponent_policy:
         return "the opponent_policy head can be added, not dropped"
     return None
+
+
+def grown_if_allowed(
+    state: Mapping[str, Tensor], small: NetworkConfig, big: NetworkConfig, allowed: bool, seed: int
+) -> dict[str, Tensor]:
+    """``state`` grown into ``big`` where ``init.grow`` (``allowed``) lets it and it can.
+
+    Otherwise ValueError whose message says what to do (``set init.grow=true``)
+    or why it cannot grow; callers put the file and their own alternative around it.
+    """
+    reason = why_not_grown(small, big)
+    if allowed and reason is None:
+        return grow_state_dict(state, small, big, seed=seed)
+    if reason is None:
+        raise ValueError("set init.grow=true to grow it into this one")
+    raise ValueError(f"it cannot grow into it: {reason}")
 
 
 def grow_state_dict(

@@ -25,7 +25,7 @@ import torch
 from .checkpoint import CheckpointError, config_of, load_weights, read_file, resolve_checkpoint
 from .config import Config, NetworkConfig
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
-from .grow import grow_state_dict, why_not_grown
+from .grow import grown_if_allowed
 from .network import PolicyValueNet
 
 __all__ = ["InitWeights", "load_init_weights", "resolve_init_path"]
@@ -111,19 +111,13 @@ def _grown(
     model: dict[str, torch.Tensor], saved: NetworkConfig, config: Config, path: Path
 ) -> dict[str, torch.Tensor]:
     """The file's weights grown into the run's bigger network, where ``init.grow`` allows."""
-    reason = why_not_grown(saved, config.network)
-    if config.init.grow and reason is None:
-        return grow_state_dict(model, saved, config.network, seed=config.seed)
-    if reason is None:
-        hint = "set init.grow=true to grow it into this one, or set network to the file's"
-    elif config.init.grow:
-        hint = f"it cannot grow into it: {reason}"
-    else:
-        hint = "set network to the file's or start fresh"
-    raise InitWeightsError(
-        f"init.weights: {path} holds a network {saved}, but this run's "
-        f"network is {config.network}; {hint}"
-    )
+    try:
+        return grown_if_allowed(model, saved, config.network, config.init.grow, config.seed)
+    except ValueError as exc:
+        raise InitWeightsError(
+            f"init.weights: {path} holds a network {saved}, but this run's "
+            f"network is {config.network}; {exc}, or set network to the file's"
+        ) from None
 
 
 def _cpu_seconds(config: Config, data: dict[str, Any], path: Path) -> float:

@@ -75,23 +75,20 @@ def carry_optimizer_state(
     correction (zero moments under an old step count would make its first
     steps about three times too large).
     """
-    old_names = [name for group in parameter_groups(old) for name in group]
-    new_shapes = dict(new.named_parameters())
-    state = saved["state"]
+    old_index = {
+        name: i for i, name in enumerate(n for group in parameter_groups(old) for n in group)
+    }
+    parameters = dict(new.named_parameters())
     carried: dict[int, Any] = {}
     groups = []
     index = 0
     for group, names in zip(saved["param_groups"], parameter_groups(new), strict=True):
-        ids = []
+        groups.append({**group, "params": list(range(index, index + len(names)))})
         for name in names:
-            if name in old_names:
-                moments = state.get(old_names.index(name))
-                exp_avg = None if moments is None else moments.get("exp_avg")
-                if exp_avg is not None and exp_avg.shape == new_shapes[name].shape:
-                    carried[index] = moments
-            ids.append(index)
+            moments = saved["state"].get(old_index.get(name), {})
+            if getattr(moments.get("exp_avg"), "shape", None) == parameters[name].shape:
+                carried[index] = moments
             index += 1
-        groups.append({**group, "params": ids})
     return {"state": carried, "param_groups": groups}
 
 

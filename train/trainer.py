@@ -82,7 +82,7 @@ from .config import Config, NetworkConfig, save_config
 from .cpu_clock import CPU_KEY, CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
-from .grow import grow_state_dict, why_not_grown
+from .grow import grown_if_allowed
 from .inference import resolve_device
 from .init_weights import load_init_weights
 from .learner import Learner, carry_optimizer_state
@@ -217,7 +217,8 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
         data = read_file(checkpoint)
         saved = config_of(data, checkpoint)
         learner_state = data.get("learner")
-        if saved.network == config.network:
+        grown = saved.network != config.network
+        if not grown:
             load_weights(model, data, checkpoint)
         else:
             old = _grow_on_resume(model, data, checkpoint, saved.network, config)
@@ -229,7 +230,7 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
             set_rng_states(data["rng"])
             state.iteration = int(data["iteration"])
             state.history = data["history"]
-            if saved.network != config.network:
+            if grown:
                 state.history.setdefault(GROWN_KEY, []).append(
                     {
                         "iteration": state.iteration,
@@ -265,22 +266,18 @@ def _grow_on_resume(
     the optimizer's moments onto ``model``'s.  Refused, naming both networks,
     unless ``init.grow`` is set and the checkpoint's network can grow into it.
     """
-    reason = why_not_grown(saved, config.network)
-    if not config.init.grow or reason is not None:
-        hint = (
-            f"it cannot grow into it: {reason}"
-            if reason is not None
-            else "set init.grow=true to grow it into this one (the replay window, "
-            "schedule and CPU clock go on), or resume with the checkpoint's network"
-        )
-        raise RunError(
-            f"cannot resume {checkpoint}: its network config {saved} "
-            f"differs from the requested {config.network}; {hint}"
-        )
     old = load_weights(PolicyValueNet(saved), data, checkpoint)
-    model.load_state_dict(
-        grow_state_dict(old.state_dict(), saved, config.network, seed=config.seed)
-    )
+    try:
+        grown = grown_if_allowed(
+            old.state_dict(), saved, config.network, config.init.grow, config.seed
+        )
+    except ValueError as exc:
+        raise RunError(
+            f"cannot resume {checkpoint}: its network config {saved} differs from the "
+            f"requested {config.network}; {exc} (the replay window, schedule and CPU "
+            "clock go on), or resume with the checkpoint's network"
+        ) from None
+    model.load_state_dict(grown)
     return old
 
 
