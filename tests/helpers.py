@@ -121,6 +121,20 @@ def tiny_training_run(folder: Path, *overrides: str) -> Path:
     return folder / "run"
 
 
+def replay_file(folder: Path, games: int = 10) -> Path:
+    """A replay window of ``games`` six-position random games, saved as a checkpoint's."""
+    import torch
+
+    from train.replay import ReplayBuffer
+
+    buffer = ReplayBuffer(10**6)
+    for g in range(games):
+        buffer.add(game_of(random_positions(6, seed=g), seed=g))
+    path = folder / "iter_000001.replay.pt"
+    torch.save({"format": "test", "replay": buffer.state_dict()}, path)
+    return path
+
+
 def load_yaml_config(tmp_path: Path, text: str, *overrides: str) -> Config:
     """Write ``text`` to ``tmp_path/tiny.yaml`` and load it with ``overrides``."""
     from train.config import load_config  # the trainer (torch) only for the tests that train

@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import game_of, random_positions
+from helpers import random_positions, replay_file
 
 from benchmarks import bench_blocks, bench_limit, distill_blocks
 from train.checkpoint import load_model
 from train.pretrained import weights_path
-from train.replay import ReplayBuffer
 from yinsh_env import State
 from yinsh_env.observation import GRID, encode
 
@@ -94,15 +93,6 @@ def test_the_distillation_loss_of_the_teacher_itself_is_its_policys_entropy(
         p = torch.softmax(teacher(planes, legal).policy, dim=1)
         entropy = -(p * torch.log(p.clamp_min(1e-30))).sum(dim=1).mean()
     assert float(loss) == pytest.approx(float(entropy), rel=1e-5)
-
-
-def replay_file(folder: Path, games: int = 10) -> Path:
-    buffer = ReplayBuffer(10**6)
-    for g in range(games):
-        buffer.add(game_of(random_positions(6, seed=g), seed=g))
-    path = folder / "iter_000001.replay.pt"
-    torch.save({"format": "test", "replay": buffer.state_dict()}, path)
-    return path
 
 
 def test_a_replay_splits_by_whole_games_a_tenth_held_out(tmp_path: Path) -> None:

@@ -161,6 +161,18 @@ def test_int8_graphs_are_kept_per_network_and_auto_means_int8_in_onnx_runtime(
     assert type(make_evaluator(tiny_model(4), cpu, "torch", precision="auto")) is NetworkEvaluator
 
 
+def test_amp_on_the_cpu_keeps_self_play_in_onnx_runtime() -> None:
+    """``amp`` is the learner's bfloat16 autocast; it must not send CPU self-play to PyTorch."""
+    pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    from train.onnx_inference import OnnxEvaluator, make_evaluator
+
+    cpu = torch.device("cpu")
+    evaluator = make_evaluator(tiny_model(4), cpu, "auto", amp=True, precision="fp32")
+    assert isinstance(evaluator, OnnxEvaluator) and evaluator.precision == "fp32"
+    torch_side = make_evaluator(tiny_model(4), cpu, "torch", amp=True)
+    assert type(torch_side) is NetworkEvaluator and torch_side.amp
+
+
 def test_calibration_methods_give_their_own_ranges_and_an_unknown_one_is_refused() -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     from train.onnx_inference import OnnxEvaluator

@@ -339,7 +339,10 @@ class Config:
     device: Device = "auto"
     #: torch.set_num_threads for the learner and in-process self-play.
     threads: Count = 1
-    #: bfloat16 autocast for network evaluation and training (GPU runs).
+    #: bfloat16 autocast for the learner's steps and PyTorch's network evaluation.
+    #: On a CPU with bfloat16 instructions (avx512_bf16, AMX) a learner step takes
+    #: 1.64x fewer CPU seconds and learns the same (benchmarks.bench_learner);
+    #: without them it is slower.  Self-play on the CPU stays in ONNX Runtime.
     amp: Bool = False
     #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, 1.6-2x the
     #: positions/s of PyTorch on the CPU; ``pip install 'yinsh[onnx]'``),

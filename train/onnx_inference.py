@@ -196,6 +196,9 @@ def make_evaluator(
 ) -> NetworkEvaluator:
     """ONNX Runtime where asked or (``auto``) where installed and on the CPU; else PyTorch.
 
+    ``amp`` (bfloat16 autocast) applies to PyTorch's network only: on the CPU,
+    ``auto`` keeps ONNX Runtime, whose arithmetic is ``precision``.
+
     ``precision="int8"`` needs ONNX Runtime (and the CPU); ``auto`` is int8 where
     ONNX Runtime runs the network, float in PyTorch.
     """
@@ -208,6 +211,6 @@ def make_evaluator(
         )
     if backend == "torch" and precision == "int8":
         raise ValueError("inference precision 'int8' runs in ONNX Runtime, not backend 'torch'")
-    if backend == "onnx" or (backend == "auto" and cpu and not amp and onnx_available()):
+    if backend == "onnx" or (backend == "auto" and cpu and onnx_available()):
         return OnnxEvaluator(model, threads, "int8" if precision == "auto" else precision)
     return NetworkEvaluator(model, device, amp=amp)
