@@ -173,6 +173,22 @@ def test_amp_on_the_cpu_keeps_self_play_in_onnx_runtime() -> None:
     assert type(torch_side) is NetworkEvaluator and torch_side.amp
 
 
+def test_amp_auto_means_native_bfloat16_read_from_the_cpus_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from train import inference
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16\n")
+    assert inference.cpu_flags(str(info)) >= {"avx2", "avx512_bf16"}
+    assert inference.cpu_flags(str(tmp_path / "missing")) == frozenset()
+    cpu = torch.device("cpu")
+    for flags, native in (({"avx2", "avx512_bf16"}, True), ({"amx_bf16"}, True), ({"avx2"}, False)):
+        monkeypatch.setattr(inference, "cpu_flags", lambda flags=flags: frozenset(flags))
+        assert inference.amp_enabled("auto", cpu) is native
+        assert inference.amp_enabled(True, cpu) and not inference.amp_enabled(False, cpu)
+
+
 def test_calibration_methods_give_their_own_ranges_and_an_unknown_one_is_refused() -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     from train.onnx_inference import OnnxEvaluator

@@ -89,6 +89,8 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("", ["eval.opponents=['random:depth']"], r"eval.opponents\[0\] agent spec"),
         ("", ["eval.opponents=random"], "eval.opponents must be a list"),
         ("", ["device=tpu"], "device must be auto, cpu, cuda"),
+        ("", ["amp=1"], "amp must be true, false or auto, got 1"),
+        ("amp: Auto\n", [], "amp must be true, false or auto, got 'Auto'"),
         ("", ["replay.window=10"], r"replay.min_positions \(1000\) exceeds replay.window \(10\)"),
         ("", ["selfplay.resign_threshold=-2"], r"selfplay.resign_threshold must be in \[-1, 1\]"),
         ("", ["ray.address=nowhere"], "ray.address must be null"),

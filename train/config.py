@@ -63,6 +63,13 @@ def _number(value: object) -> object:
     return value
 
 
+def _amp(value: object) -> object:
+    """``true``, ``false`` or ``auto``, refused in one message (not one per type of the union)."""
+    if value is True or value is False or value == "auto":
+        return value
+    raise ValueError("must be true, false or auto")
+
+
 def _spec(value: object) -> object:
     """An agent spec that parses (``name`` or ``name:key=value,...``); whether the
     name and keys exist is checked before a run (:mod:`train.preflight`)."""
@@ -116,6 +123,8 @@ NonNegativeNumber = Annotated[Number, Field(ge=0)]
 Fraction = Annotated[Number, Field(ge=0, le=1)]
 #: An agent spec string, checked by :func:`agents.spec.parse_spec`.
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
+#: ``true``, ``false``, or ``auto`` (:func:`train.inference.amp_enabled`).
+Amp = Annotated[bool | Literal["auto"], BeforeValidator(_amp)]
 #: A torch device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
 Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
 #: Where Ray runs: null (Ray's default), ``local``, ``auto``, ``ray://host:port`` or
@@ -339,11 +348,13 @@ class Config:
     device: Device = "auto"
     #: torch.set_num_threads for the learner and in-process self-play.
     threads: Count = 1
-    #: bfloat16 autocast for the learner's steps and PyTorch's network evaluation.
-    #: On a CPU with bfloat16 instructions (avx512_bf16, AMX) a learner step takes
-    #: 1.64x fewer CPU seconds and learns the same (benchmarks.bench_learner);
-    #: without them it is slower.  Self-play on the CPU stays in ONNX Runtime.
-    amp: Bool = False
+    #: bfloat16 autocast for the learner's steps and PyTorch's network evaluation:
+    #: ``true``, ``false``, or ``auto`` (where the device runs bfloat16 natively: a
+    #: CUDA GPU that supports it, a CPU with avx512_bf16 or AMX).  On such a CPU a
+    #: learner step takes 1.65x fewer CPU seconds and learns the same
+    #: (benchmarks.bench_learner); elsewhere it is emulated and slower.  Self-play
+    #: on the CPU stays in ONNX Runtime, whose arithmetic is ``inference_precision``.
+    amp: Amp = False
     #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, 1.6-2x the
     #: positions/s of PyTorch on the CPU; ``pip install 'yinsh[onnx]'``),
     #: ``torch``, or ``auto`` (ONNX Runtime on the CPU where installed).

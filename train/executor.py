@@ -15,6 +15,7 @@ from typing import Protocol
 import torch
 
 from .config import Config
+from .inference import amp_enabled
 from .network import PolicyValueNet
 from .onnx_inference import make_evaluator
 from .selfplay import SelfPlayResult, play_games
@@ -43,7 +44,11 @@ def play_with_weights(
     """Load ``weights`` into ``model`` and play one game per seed, leaves batched."""
     model.load_state_dict(weights)
     evaluator = make_evaluator(
-        model, device, config.inference, amp=config.amp, precision=config.inference_precision
+        model,
+        device,
+        config.inference,
+        amp=amp_enabled(config.amp, device),
+        precision=config.inference_precision,
     )
     result = play_games(evaluator, seeds, config.search, config.selfplay, first_index)
     result.network_seconds = evaluator.seconds

@@ -28,6 +28,37 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+#: CPU flags (``/proc/cpuinfo``) of native bfloat16 arithmetic: AVX-512 BF16, AMX.
+BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+
+
+def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str]:
+    """The CPU's feature flags where the OS lists them (Linux); empty elsewhere."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as text:
+            for line in text:
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def amp_enabled(setting: bool | str, device: torch.device) -> bool:
+    """Whether to run bfloat16 autocast: ``auto`` where ``device`` has native bfloat16.
+
+    Native means a CUDA device that supports it, or a CPU whose flags list
+    :data:`BF16_CPU_FLAGS`; elsewhere bfloat16 is emulated and slower than float
+    (a learner step took 1.65x fewer CPU seconds with it on an avx512_bf16 CPU:
+    ``python -m benchmarks.bench_learner``).
+    """
+    if setting != "auto":
+        return bool(setting)
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and bool(cpu_flags() & BF16_CPU_FLAGS)
+
+
 class NetworkEvaluator:
     """Evaluates batches of leaves: implements :data:`agents.search.BatchEvaluator`."""
 

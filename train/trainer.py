@@ -83,7 +83,7 @@ from .cpu_clock import CPU_KEY, CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
 from .grow import grown_if_allowed
-from .inference import resolve_device
+from .inference import amp_enabled, resolve_device
 from .init_weights import load_init_weights
 from .learner import Learner, carry_optimizer_state
 from .network import PolicyValueNet, count_parameters
@@ -205,7 +205,7 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network).to(device)
     total_steps = config.iterations * config.optim.steps_per_iteration
-    learner = Learner(model, config.optim, total_steps, device, amp=config.amp)
+    learner = Learner(model, config.optim, total_steps, device, amp=amp_enabled(config.amp, device))
     replay = ReplayBuffer(config.replay.window)
     state = RunState(config, model, learner, replay, 0, new_history())
     init = load_init_weights(config) if checkpoint is None else None
