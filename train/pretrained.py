@@ -80,8 +80,8 @@ def weights_path(name: str = "pretrained") -> Path:
     ``pretrained`` is the current shipped network (it may be replaced by a
     better one); ``anchor-v1`` is a frozen copy, the network anchors of the
     fixed rating scale (:mod:`agents.evaluation.scale`), never retrained;
-    ``long2-365`` is the one shipped between them, kept so that the figures
-    measured with it replay.
+    ``long2-365`` and ``long2-557`` are the ones shipped between them (iterations
+    365 and 557 of the same line), kept so that the figures measured with them replay.
     """
     path = WEIGHTS_DIR / f"{name}.pt"
     if name not in shipped_weights():
@@ -96,7 +96,8 @@ class PretrainedAgent(NetAgent):
     """A shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`.
 
     ``weights`` names the file (``pretrained``; ``anchor-v1``: the frozen
-    network of the rating scale's anchors; ``long2-365``: the one shipped between them).
+    network of the rating scale's anchors; ``long2-365``, ``long2-557``: the ones
+    shipped between them).
     """
 
     @checked
