@@ -95,9 +95,8 @@ def weights_path(name: str = "pretrained") -> Path:
 class PretrainedAgent(NetAgent):
     """A shipped network: :class:`train.agent.NetAgent` on :func:`weights_path`.
 
-    ``weights`` names the file (``pretrained``; ``anchor-v1``: the frozen
-    network of the rating scale's anchors; ``long2-365``, ``long2-557``: the ones
-    shipped between them).
+    ``weights`` names the file (``pretrained`` by default; the others, and why
+    each is kept: :func:`weights_path`).
     """
 
     @checked
