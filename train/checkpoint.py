@@ -57,20 +57,32 @@ def replay_path(checkpoint: Path) -> Path:
 
 
 def atomic_save(obj: Any, path: Path) -> None:
-    """``torch.save`` to a temporary file, then move it into place."""
+    """``torch.save`` to a temporary file, then move it into place.
+
+    A write cut short (an error, or SIGTERM's SystemExit) leaves ``path`` as it
+    was and removes the half-written temporary file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def atomic_copy(source: Path, target: Path) -> None:
     tmp = target.with_name(target.name + ".tmp")
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
