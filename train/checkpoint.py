@@ -33,6 +33,8 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from yinsh_env.atomic_write import write_atomic
+
 from .config import Config, ConfigError, config_from_dict
 from .network import PolicyValueNet
 
@@ -63,26 +65,18 @@ def atomic_save(obj: Any, path: Path) -> None:
     was and removes the half-written temporary file.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             torch.save(obj, f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    write_atomic(path, write)
 
 
 def atomic_copy(source: Path, target: Path) -> None:
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(target, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli_args import input_dir, output_dir
+from yinsh_env.atomic_write import write_text_atomic
 
 from .checkpoint import (
     CHECKPOINT_DIR,
@@ -104,9 +105,7 @@ def save(run_dir: str | Path, archive: str | Path, evaluated: bool = False) -> d
     records = [
         r for r in read_metrics(run_dir / METRICS_NAME) if r.get("iteration", 0) <= iteration
     ]
-    tmp = archive / (METRICS_NAME + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-    tmp.replace(archive / METRICS_NAME)
+    write_text_atomic(archive / METRICS_NAME, "".join(json.dumps(r) + "\n" for r in records))
     manifest = {
         "iteration": iteration,
         "cpu_hours": float(history.get(CPU_KEY, 0.0)) / 3600,

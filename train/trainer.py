@@ -50,7 +50,6 @@ has them, so a run killed during an evaluation redoes it on resume.
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from collections.abc import Callable
@@ -63,6 +62,7 @@ import torch
 from tqdm import tqdm
 
 from yinsh_env import Result, Termination
+from yinsh_env.atomic_write import write_text_atomic
 
 from .checkpoint import (
     BEST_NAME,
@@ -164,9 +164,7 @@ class MetricsLog:
                 for record in read_metrics(self.path)
                 if record.get("iteration", 0) <= resume_after
             ]
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(json.dumps(record) + "\n" for record in kept))
-            os.replace(tmp, self.path)
+            write_text_atomic(self.path, "".join(json.dumps(record) + "\n" for record in kept))
             self.logged = {int(record.get("iteration", 0)) for record in kept}
         elif resume_after is None:
             self.path.write_text("")

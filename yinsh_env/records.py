@@ -11,11 +11,11 @@ its names are re-exported here, where older code imports them from.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic_write import write_text_atomic
 from .bga import read_bga_json
 from .errors import RecordError
 from .game_record import (
@@ -130,11 +130,4 @@ def save_record(record: GameRecord, path: str | os.PathLike[str]) -> None:
     if fmt.write is None:
         raise RecordError(f"{path}: saving {fmt.name} ({fmt.suffix}) is not supported")
     text = fmt.write(record)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from yinsh_env import GameRecord, write_record
+from yinsh_env.atomic_write import write_atomic, write_text_atomic
 
 from .core import MARKS, Review
 
@@ -77,21 +76,8 @@ def json_text(review: Review) -> str:
     return json.dumps(review.to_json(), indent=2) + "\n"
 
 
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` then rename ``tmp`` to ``path``: a failure leaves ``path`` untouched."""
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    # Created like any file (the umask applies), not private as mkstemp's are.
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_text(path: Path, text: str) -> None:
-    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_text_atomic(path, text)
 
 
 def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
