@@ -118,6 +118,7 @@ def test_fit_saves_a_student_that_plays_and_says_how_it_was_made(
     assert (config.network.blocks, config.network.channels) == (2, 12)
     made = data["metadata"]["distilled"]
     assert made["steps"] == 4 and made["sims"] == 3 and 0 <= made["held_out"]["top1"] <= 1
+    assert made["search_value_weight"] == 0.5 and config.optim.search_value_weight == 0.5
     agent = make_agent(f"net:path={out},sims=0")
     state = State()
     assert agent.act(state) in state.legal_actions()

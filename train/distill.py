@@ -205,13 +205,24 @@ def measure(model: PolicyValueNet, batches: list[Batch]) -> HeldOut:
     return HeldOut(*(float(x) for x in sums / max(count, 1)))
 
 
-def student_config(teacher: Config, blocks: int, channels: int, lr: float, steps: int) -> Config:
-    """The teacher's config with the student's tower and the fit's learning rate."""
+def student_config(
+    teacher: Config, blocks: int, channels: int, lr: float, steps: int, search_value: float
+) -> Config:
+    """The teacher's config with the student's tower, the fit's learning rate and value target.
+
+    Each game gives one result to dozens of positions, so a value fitted to results
+    alone overfits a few thousand games within an epoch; the teacher's search value
+    (``search_value`` of the target) is a new number at every position.
+    """
     data = teacher.to_dict()
     data["network"]["blocks"], data["network"]["channels"] = blocks, channels
     data["network"]["opponent_policy"] = False
     data["optim"].update(
-        lr=lr, lr_schedule="cosine", warmup_steps=min(100, steps // 10), opponent_policy_weight=0.0
+        lr=lr,
+        lr_schedule="cosine",
+        warmup_steps=min(100, steps // 10),
+        opponent_policy_weight=0.0,
+        search_value_weight=search_value,
     )
     return config_from_dict(data, source="student")
 
@@ -241,6 +252,7 @@ def fit(
     steps: int,
     batch_size: int,
     lr: float,
+    search_value: float,
     report: int,
     out: Path,
     seed: int,
@@ -250,7 +262,7 @@ def fit(
     train_part, held = split_games(buffer, 0.1)
     batches = held_out_batches(held)
     model, teacher_config, teacher_data = load_model(teacher_path(teacher))
-    config = student_config(teacher_config, blocks, channels, lr, steps)
+    config = student_config(teacher_config, blocks, channels, lr, steps, search_value)
     print(
         f"{len(train_part)} positions to learn, {len(held)} held out "
         f"({made_by}); teacher {measure(model, batches).line()}",
@@ -277,6 +289,7 @@ def fit(
             "steps": steps,
             "batch_size": batch_size,
             "lr": lr,
+            "search_value_weight": search_value,
             "held_out": result.__dict__,
         }
     }
@@ -314,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     fitting.add_argument("--steps", type=int_in(1, 10**7), default=2000)
     fitting.add_argument("--batch-size", type=int_in(1, 65536), default=256)
     fitting.add_argument("--lr", type=number_in(0, 1, above=True), default=5e-4)
+    fitting.add_argument(
+        "--search-value-weight",
+        type=number_in(0, 1),
+        default=0.5,
+        help="share of the teacher's search value in the value target (the rest: the result)",
+    )
     fitting.add_argument("--report", type=int_in(1, 10**7), default=250)
     fitting.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
     fitting.add_argument("--threads", type=int_in(1, 1024), default=1, help="torch threads")
@@ -340,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.steps,
                 args.batch_size,
                 args.lr,
+                args.search_value_weight,
                 args.report,
                 Path(args.out),
                 args.seed,
