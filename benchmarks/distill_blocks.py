@@ -37,6 +37,7 @@ from agents.search.cache import EvaluationCache
 from benchmarks.bench_blocks import CANDIDATES, BottleneckBlock, candidate
 from train.agent import NetAgent
 from train.checkpoint import load_model
+from train.distill import split_games
 from train.network import PolicyValueNet
 from train.onnx_inference import OnnxEvaluator
 from train.pretrained import weights_path
@@ -49,14 +50,7 @@ def split_replay(path: str, held_out: float = 0.1) -> tuple[ReplayBuffer, Replay
     games = data.get("replay", data)
     whole = ReplayBuffer(1)
     whole.load_state_dict(games)
-    cut = int(len(whole.games) * (1 - held_out))
-    parts = []
-    for chunk in (list(whole.games)[:cut], list(whole.games)[cut:]):
-        buffer = ReplayBuffer(10**9)
-        for game in chunk:
-            buffer.add(game)
-        parts.append(buffer)
-    return parts[0], parts[1]
+    return split_games(whole, held_out)
 
 
 def warm_student(name: str, teacher: PolicyValueNet) -> PolicyValueNet:
