@@ -63,6 +63,9 @@ def test_generate_refuses_to_mix_other_settings_into_a_file(
     assert main([*args, "--games", "4", "--out", str(games_file)]) == 2
     err = capsys.readouterr().err
     assert str(games_file) in err and "other settings" in err
+    other_teacher = ["generate", "--teacher", "pretrained", "--sims", "3", "--seed", "5"]
+    assert main([*other_teacher, "--games", "4", "--out", str(games_file)]) == 2
+    assert "other settings" in capsys.readouterr().err
     assert games_file.read_bytes() == before
 
 

@@ -98,16 +98,16 @@ def generate(
     """Play ``games`` search games with the teacher, writing ``out`` after every chunk."""
     model, teacher_config, _ = load_model(teacher_path(teacher))
     config = generation_config(teacher_config, sims, workers, seed)
+    made_by: dict[str, Any] = {"teacher": teacher, "sims": sims, "seed": seed}
+    buffer = ReplayBuffer(10**9)
     if out.exists():
-        buffer, made_by = read_games(out)
-        if made_by.get("sims") != sims or made_by.get("seed") != seed:
-            raise ValueError(f"{out} was made with other settings ({made_by}); use another --out")
-    else:
-        buffer, made_by = ReplayBuffer(10**9), {"teacher": teacher, "sims": sims, "seed": seed}
+        buffer, earlier = read_games(out)
+        if earlier != made_by:
+            raise ValueError(f"{out} was made with other settings ({earlier}); use another --out")
     weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     header = {"format": FORMAT, "version": VERSION}
     executor = ProcessExecutor(config) if workers > 1 else InProcessExecutor(config)
-    start = time.perf_counter()
+    start, before = time.perf_counter(), len(buffer)
     try:
         while buffer.games_added < games:
             first = buffer.games_added
@@ -127,7 +127,7 @@ def generate(
                 "replay": buffer.state_dict(),
             }
             atomic_save(state, out)
-            rate = len(buffer) / max(time.perf_counter() - start, 1e-9)
+            rate = (len(buffer) - before) / max(time.perf_counter() - start, 1e-9)
             print(
                 f"{buffer.games_added} games, {len(buffer)} positions ({rate:.1f}/s so far)",
                 flush=True,
