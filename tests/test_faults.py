@@ -47,6 +47,16 @@ def children(pid: int) -> list[int]:
     return [p for p in group_members(pid) if p != pid]
 
 
+def as_in_a_terminal() -> None:
+    """SIGINT handled as in a terminal's foreground job.
+
+    A shell starts a background job (``cmd &``, ``nohup``) with SIGINT ignored,
+    and exec keeps it ignored: Python then installs no KeyboardInterrupt handler,
+    and a Ctrl-C test run from such a job would see the command play on to the end.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
@@ -56,6 +66,7 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=as_in_a_terminal,
     )
 
 
