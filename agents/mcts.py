@@ -9,8 +9,7 @@ position and a merely good one alike, so a finished game is proven for its
 winner and proofs climb the tree (:mod:`agents.search.tree`); selection skips
 children proven lost, the root plays a proven win at once, and the search stops
 once the root is proven.  ``rollout_limit=0,eval_weight=0`` is plain UCT with
-rollouts to the end of the game; measured at 400 simulations it only ties the
-greedy agent, while the default beats it.
+rollouts to the end of the game, weaker than the default (docs/guide/agents.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One network from several checkpoints of a run: their weights averaged (SWA).
 
-A checkpoint is one sample of a noisy trajectory: two checkpoints twenty
-iterations apart play each other anywhere from 0.44 to 0.59.  Averaging the
+A checkpoint is one sample of a noisy trajectory: two checkpoints a few
+iterations apart play each other unevenly, either way.  Averaging the
 weights of the last few checkpoints of a run (stochastic weight averaging;
 KataGo ships averaged networks) keeps what they share and cancels some of
 that noise, at no training cost.

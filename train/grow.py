@@ -1,7 +1,7 @@
 """Grow a trained network into a wider or deeper one that computes the same function.
 
-The network-size lever (issue 23) asks whether a bigger tower pays at equal
-CPU.  Training one from scratch would spend hours relearning what the shipped
+The network-size lever asks whether a bigger tower pays at equal CPU
+(docs/studies/levers.md).  Training one from scratch would spend hours relearning what the shipped
 network knows; growing it (Net2Net, Chen et al. 2016) starts the bigger
 network exactly where the smaller one is, so the comparison measures only
 what the extra capacity learns afterwards:

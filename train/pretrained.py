@@ -5,15 +5,12 @@ weights, the training config, and ``metadata``: how it was made, on what
 machine, in how much time, and how it scored), loadable by everything that
 loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
 :data:`DEFAULT_SIMS` simulations of its search, sized to take no longer per
-decision than ``alphabeta:depth=3`` (about 80 ms on a 2-core machine);
-``pretrained:sims=0`` plays the raw policy (under a millisecond per decision);
-``pretrained:time=0.1`` searches for 0.1 s of wall clock a decision instead.
-Its network runs in int8 where ONNX Runtime runs it (``precision=auto``;
-``precision=fp32`` for the float network): at equal simulations it loses
-less than 50 Elo to float (sequential tests at 16 and 64 simulations accept
-it: 0.482 and 0.483 over about 500 games each), it makes about 1.5x the
-simulations a CPU second (``python -m benchmarks.bench_limit``), and at equal
-time it beats float 0.635 (docs/guide/benchmarks.md has the commands).
+decision than ``alphabeta:depth=3``; ``pretrained:sims=0`` plays the raw
+policy; ``pretrained:time=0.1`` searches for 0.1 s of wall clock a decision
+instead.  Its network runs in int8 where ONNX Runtime runs it
+(``precision=auto``; ``precision=fp32`` for the float network), because int8
+is the stronger of the two at equal time (the measurements and their commands:
+docs/studies/speed.md; its strength: docs/guide/pretrained.md).
 
 Making one from a run (docs/guide/pretrained.md says how the shipped one
 was made)::
