@@ -17,13 +17,17 @@ status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TypeVar
+
+from yinsh_env.atomic_write import target_of
 
 from .params import clip
 from .spec import AgentSpecError, check_spec, make_agent
@@ -76,18 +80,23 @@ def check_writable_file(path: Path) -> None:
     Opens it for appending (created if missing, then removed): nothing it
     holds changes, and what the OS would refuse later is refused now.
     """
-    if path.is_dir():
-        raise _fail(path, "is a folder; give a file name")
-    folder = path.parent
+    try:  # a symlink's target is what gets written (and, if the check made it, removed)
+        target, stream = target_of(path)
+    except IsADirectoryError:
+        raise _fail(path, "is a folder; give a file name") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _fail(path, "cannot be resolved (a symlink loop?)") from None
+        raise _fail(path, f"cannot be used ({exc.strerror})") from None
+    if stream:  # a device or a pipe: written into as it is, never created or replaced
+        _check_stream(path)
+        return
+    folder = target.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise PathError(
             f"folder {clip(repr(str(folder)), 120)} {what} (for {clip(repr(path.name))})"
         )
-    try:  # a symlink's target is what gets written (and, if the check made it, removed)
-        target = path.resolve()
-    except (OSError, RuntimeError):
-        raise _fail(path, "cannot be resolved (a symlink loop?)") from None
     existed = target.exists()
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
@@ -96,6 +105,16 @@ def check_writable_file(path: Path) -> None:
     os.close(fd)
     if not existed:
         target.unlink(missing_ok=True)
+
+
+def _check_stream(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO and stat.S_ISFIFO(os.stat(path).st_mode):
+            return  # a FIFO nobody reads yet: the write waits for its reader, as a shell's would
+        raise _fail(path, f"cannot be written ({exc.strerror})") from None
+    os.close(fd)
 
 
 def output_file(

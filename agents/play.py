@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from yinsh_env import State
+from yinsh_env.atomic_write import write_text
 from yinsh_env.records import GameRecord, format_for, save_record, write_record
 from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.state import PLAYER_NAMES
@@ -319,7 +320,7 @@ def _run(args: argparse.Namespace, agents: list[Agent], seed: int, color: bool, 
     try:
         if args.svg is not None:
             last = state.actions[-1] if state.actions else None
-            args.svg.write_text(svg_board(state, last_action=last), encoding="utf-8")
+            write_text(args.svg, svg_board(state, last_action=last))
         if args.record is not None:
             save_record(record, args.record)
     except OSError as exc:  # checked before the game, but a folder can go away meanwhile

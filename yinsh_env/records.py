@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic_write import write_text_atomic
+from .atomic_write import write_text
 from .bga import read_bga_json
 from .errors import RecordError
 from .game_record import (
@@ -130,4 +130,4 @@ def save_record(record: GameRecord, path: str | os.PathLike[str]) -> None:
     if fmt.write is None:
         raise RecordError(f"{path}: saving {fmt.name} ({fmt.suffix}) is not supported")
     text = fmt.write(record)
-    write_text_atomic(path, text)
+    write_text(path, text)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from yinsh_env.atomic_write import write_file, write_text
 from yinsh_env.records import save_record
 
 from ..base import Agent
@@ -505,7 +506,7 @@ def _progress_bar(total: int, enabled: bool) -> Any:
 
 def save_json(result: ArenaResult | RatingResult, path: str | Path) -> None:
     """Write the result's ``to_json()`` to ``path``."""
-    Path(path).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(result.to_json(), indent=2) + "\n")
 
 
 def plot_elo(result: ArenaResult, path: str | Path) -> bool:
@@ -525,6 +526,9 @@ def plot_elo(result: ArenaResult, path: str | Path) -> bool:
     where = f"{result.scale} scale, random = 0" if result.scale else f"{result.agents[0]} = 0"
     ax.set_xlabel(f"Elo ({where}), 95% CI")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    fmt = Path(path).suffix[1:].lower() or "png"
+    try:
+        write_file(path, lambda handle: fig.savefig(handle, format=fmt))
+    finally:
+        plt.close(fig)
     return True

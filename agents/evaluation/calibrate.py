@@ -30,6 +30,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from yinsh_env.atomic_write import write_text
+
 from .arena import run_arena
 from .elo import PairResult, elo_ratings
 from .scale import DEFAULT_SCALE_FILE, spec_identities
@@ -88,7 +90,7 @@ def calibrate(
         data["seconds"] = round(time.perf_counter() - start, 1)
         data["seed"] = seed + 1000 * i + j
         data["time_per_move"] = result.to_json()["time_per_move"]
-        out.write_text(json.dumps(data, indent=1))
+        write_text(out, json.dumps(data, indent=1))
         print(f"{a} vs {b}: {data['a_wins']}-{data['draws']}-{data['b_wins']}", flush=True)
     totals = [json.loads(p.read_text()) for p in sorted(work.glob("*.json"))]
     return [t for t in totals if t["a"] in ladder and t["b"] in ladder]
@@ -152,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ],
         },
     }
-    args.out.write_text(json.dumps(scale, indent=1) + "\n", encoding="utf-8")
+    write_text(args.out, json.dumps(scale, indent=1) + "\n")
     print(f"scale written to {args.out} ({time.perf_counter() - start:.0f} s)")
     for a in anchors:
         print(f"  {a['spec']:<40} {a['elo']:7.0f}  [{a['ci95'][0]:.0f}, {a['ci95'][1]:.0f}]")

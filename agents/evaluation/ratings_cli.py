@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from yinsh_env.atomic_write import write_text
+
 from ..cli_args import input_file, int_in, output_file
 from .elo import PairResult, elo_ratings
 from .results_db import ResultsDBError, StoredGame, read_games
@@ -243,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(format_table(table))
     if args.json is not None:
-        args.json.write_text(json.dumps(table.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_text(args.json, json.dumps(table.to_json(), indent=1) + "\n")
         print(f"\nratings written to {args.json}")
     return 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from yinsh_env import GameRecord, write_record
-from yinsh_env.atomic_write import write_atomic, write_text_atomic
+from yinsh_env.atomic_write import write_file, write_text
 
 from .core import MARKS, Review
 
@@ -76,10 +76,6 @@ def json_text(review: Review) -> str:
     return json.dumps(review.to_json(), indent=2) + "\n"
 
 
-def write_text(path: Path, text: str) -> None:
-    write_text_atomic(path, text)
-
-
 def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
     """Draw the value graph; save it to ``path`` (a PNG) or draw on ``ax``; returns the figure.
 
@@ -124,7 +120,7 @@ def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: 
     fig = ax.figure
     if path is not None:
         fig.tight_layout()
-        write_atomic(Path(path), lambda tmp: fig.savefig(tmp, format="png"))
+        write_file(path, lambda handle: fig.savefig(handle, format="png"))
         if figure is not None:
             plt.close(figure)
     return fig
