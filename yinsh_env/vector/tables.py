@@ -1,0 +1,116 @@
+"""Geometric tables for the batched engine, built once at import from :mod:`yinsh_env.geometry`.
+
+Everything the batched rules look up is an integer array here, PGX-style, so
+that a step is gathers and element-wise operations over the games (and the
+same code can run on torch tensors once the tables are moved there).
+
+The board is stored per point (``cells``, 85 points plus one padding point,
+:data:`OFF`, whose code :data:`BLOCK` stops every ray): rays that leave the
+board and the padding of short lists all point at ``OFF``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from ..actions import MOVE_ACTION, MOVE_OFFSET, N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from ..geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINTS, RAYS, SEGMENTS
+
+#: Cell codes: empty, White's / Black's ring, White's / Black's marker, off the board.
+EMPTY: Final = 0
+RING_W: Final = 1
+RING_B: Final = 2
+MARKER_W: Final = 3
+MARKER_B: Final = 4
+BLOCK: Final = 5
+#: The padding point: index 85 of ``cells``, always :data:`BLOCK`.
+OFF: Final = N_POINTS
+N_CELLS: Final = N_POINTS + 1
+RINGS_PER_SIDE: Final = 5
+#: The longest ray (a ring travels at most 9 steps) and the most points between a move's ends.
+MAX_RAY: Final = 9
+MAX_BETWEEN: Final = 8
+N_SEGMENTS: Final = len(SEGMENTS)
+
+#: Action kinds, by action index.
+PLACE_KIND: Final = 0
+MOVE_KIND: Final = 1
+ROW_KIND: Final = 2
+RING_KIND: Final = 3
+PASS_KIND: Final = 4
+
+
+def _ray_tables() -> tuple[np.ndarray, np.ndarray]:
+    points = np.full((N_CELLS, 6, MAX_RAY), OFF, dtype=np.int64)
+    actions = np.zeros((N_CELLS, 6, MAX_RAY), dtype=np.int64)
+    for p in range(N_POINTS):
+        for d, ray in enumerate(RAYS[p]):
+            for k, q in enumerate(ray):
+                points[p, d, k] = q
+                actions[p, d, k] = MOVE_ACTION[(p, q)]
+    return points, actions
+
+
+#: RAY_POINTS[p, d, k]: the point k + 1 steps from p in ray direction d (OFF past the edge).
+#: RAY_ACTIONS[p, d, k]: the move action from p to that point (0 where there is none).
+RAY_POINTS, RAY_ACTIONS = _ray_tables()
+
+#: SEGMENT_POINTS[s]: the five points of row segment s (row action ROW_OFFSET + s).
+SEGMENT_POINTS: Final = np.array(SEGMENTS, dtype=np.int64)
+
+#: Per move (action - MOVE_OFFSET): origin, destination, and the points jumped over (OFF-padded).
+MOVE_ORIGIN: Final = np.array([a for a, _ in MOVE_PAIRS], dtype=np.int64)
+MOVE_DEST: Final = np.array([b for _, b in MOVE_PAIRS], dtype=np.int64)
+MOVE_BETWEEN_POINTS: Final = np.array(
+    [list(between) + [OFF] * (MAX_BETWEEN - len(between)) for between in MOVE_BETWEEN],
+    dtype=np.int64,
+)
+
+
+def _kinds() -> np.ndarray:
+    kind = np.full(N_ACTIONS, PASS_KIND, dtype=np.int64)
+    kind[:MOVE_OFFSET] = PLACE_KIND
+    kind[MOVE_OFFSET:ROW_OFFSET] = MOVE_KIND
+    kind[ROW_OFFSET:RING_OFFSET] = ROW_KIND
+    kind[RING_OFFSET:PASS_ACTION] = RING_KIND
+    return kind
+
+
+#: ACTION_KIND[a]: PLACE_KIND, MOVE_KIND, ROW_KIND, RING_KIND or PASS_KIND.
+ACTION_KIND: Final = _kinds()
+#: ACTION_ARG[a]: the point (place, ring), move index (move) or segment (row) the action names.
+ACTION_ARG: Final = (
+    np.arange(N_ACTIONS, dtype=np.int64)
+    - np.array([0, MOVE_OFFSET, ROW_OFFSET, RING_OFFSET, PASS_ACTION], dtype=np.int64)[ACTION_KIND]
+)
+
+#: POINT_CELL[p]: point p's cell in an observation's flattened 11 x 11 grid:
+#: (number - 1) * 11 + column.
+POINT_CELL: Final = np.array([(n - 1) * 11 + c for c, n in POINTS], dtype=np.int64)
+
+#: RING_CODE[player], MARKER_CODE[player]: the cell codes of a player's pieces.
+RING_CODE: Final = np.array([RING_W, RING_B], dtype=np.int8)
+MARKER_CODE: Final = np.array([MARKER_W, MARKER_B], dtype=np.int8)
+#: FLIP[code]: the code after a jump (markers change colour, everything else stays).
+FLIP: Final = np.array([EMPTY, RING_W, RING_B, MARKER_B, MARKER_W, BLOCK], dtype=np.int8)
+
+for _table in (
+    RAY_POINTS,
+    RAY_ACTIONS,
+    SEGMENT_POINTS,
+    MOVE_ORIGIN,
+    MOVE_DEST,
+    MOVE_BETWEEN_POINTS,
+    ACTION_KIND,
+    ACTION_ARG,
+    POINT_CELL,
+    RING_CODE,
+    MARKER_CODE,
+    FLIP,
+):
+    _table.flags.writeable = False
+
+assert max(len(b) for b in MOVE_BETWEEN) == MAX_BETWEEN
+assert max(len(r) for rays in RAYS for r in rays) == MAX_RAY
