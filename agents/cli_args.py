@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from yinsh_env.atomic_write import target_of
+from yinsh_env.numeric_text import is_int_text, parse_float
 
 from .params import clip
 from .spec import AgentSpecError, check_spec, make_agent
@@ -223,8 +224,7 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: an integer ``low..high`` in ASCII digits (``1e3`` and ``٣`` refused)."""
 
     def parse(text: str) -> int:
-        digits = text[1:] if text[:1] in "+-" else text
-        if not (digits.isascii() and digits.isdigit()) or len(digits) > 30:
+        if not is_int_text(text) or len(text.lstrip("+-")) > 30:
             raise argparse.ArgumentTypeError(
                 f"must be an integer {low}..{high}, got {clip(repr(text))}"
             )
@@ -244,8 +244,8 @@ def number_in(low: float, high: float, *, above: bool = False) -> Callable[[str]
     bounds = f"({low:g}, {high:g}]" if above else f"[{low:g}, {high:g}]"
 
     def parse(text: str) -> float:
-        try:
-            value = float(text) if text.isascii() and len(text) <= 100 else math.nan
+        try:  # strictly: float() reads "1_0" as 10
+            value = parse_float(text) if len(text) <= 100 else math.nan
         except ValueError:
             value = math.nan
         if not (low < value <= high if above else low <= value <= high):  # nan fails both

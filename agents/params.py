@@ -43,6 +43,8 @@ from pydantic import (
     ValidationError,
 )
 
+from yinsh_env.numeric_text import parse_float, parse_int
+
 #: Most simulations (or nodes) per decision any spec may ask for.
 MAX_SIMS = 10_000_000
 #: Longest time, in seconds, any spec may give one decision or one wait.
@@ -194,10 +196,8 @@ def _number(param: Param, text: str, kind: type) -> int | float:
     word = "an integer" if kind is int else "a number"
     if len(text) > 400:  # int() of thousands of digits is slow, and no setting needs them
         raise param.error("is too long for a number", text)
-    if not text.isascii() or not text.strip():  # int("٣") is 3: digits are ASCII here
-        raise param.error(f"must be {word}", text)
-    try:
-        number: int | float = int(text) if kind is int else float(text)
+    try:  # strictly: int() reads "3_0" as 30, "٣" as 3 and " 3" as 3
+        number: int | float = parse_int(text) if kind is int else parse_float(text)
     except ValueError:
         raise param.error(f"must be {word}", text) from None
     return number

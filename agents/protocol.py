@@ -81,6 +81,7 @@ from typing import BinaryIO, Final, TextIO, TypeVar
 
 from yinsh_env import DEFAULT_RINGS_TO_WIN, PHASE_NAMES, State, action_to_str, str_to_action
 from yinsh_env.errors import YinshError
+from yinsh_env.numeric_text import is_int_text, parse_float, parse_int
 
 from .base import Agent, AgentFailure
 from .evaluation.match import VariantMismatchError, check_variant
@@ -144,13 +145,14 @@ MAX_SEED = 2**63 - 1
 
 def nonnegative_seed(text: str) -> int:
     """A seed ``0..MAX_SEED`` written in ASCII digits; ValueError otherwise."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 19 or int(text) > MAX_SEED:
+    if not is_int_text(text, signed=False) or len(text) > 19 or int(text) > MAX_SEED:
         raise ValueError(f"a seed is an integer 0..{MAX_SEED}")
     return int(text)
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    """A count in ASCII digits (``undo ٢`` and ``undo 1_0`` refused)."""
+    value = parse_int(text, signed=False)
     if value <= 0:
         raise ValueError("must be a positive integer")
     return value
@@ -158,14 +160,14 @@ def _positive_int(text: str) -> int:
 
 def _rings_to_win(text: str) -> int:
     """``new rings_to_win=``: 1..5 in ASCII digits (``nan``, ``٣`` and ``1e1`` refused by name)."""
-    if not (text.isascii() and text.isdigit() and len(text) <= 2 and 1 <= int(text) <= 5):
+    if not (is_int_text(text, signed=False) and len(text) <= 2 and 1 <= int(text) <= 5):
         raise ValueError("must be an integer 1..5")
     return int(text)
 
 
 def go_sims(text: str) -> int:
     """``go sims=``: an integer 1..:data:`MAX_GO_SIMS` in ASCII digits."""
-    digits = text.isascii() and text.isdigit() and len(text) <= 20
+    digits = is_int_text(text, signed=False) and len(text) <= 20
     if not digits or not 0 < int(text) <= MAX_GO_SIMS:
         raise ValueError(f"must be an integer 1..{MAX_GO_SIMS}")
     return int(text)
@@ -174,9 +176,9 @@ def go_sims(text: str) -> int:
 def go_seconds(text: str) -> float:
     """``go time=``: seconds, more than 0 and at most :data:`MAX_GO_SECONDS`."""
     problem = f"must be a number of seconds, more than 0 and at most {MAX_GO_SECONDS:g}"
-    if len(text) > 40 or not text.isascii():
+    if len(text) > 40:
         raise ValueError(problem)
-    value = float(text)  # ValueError for what is no number
+    value = parse_float(text)  # ValueError for what is no number (or "1_0")
     if not 0 < value <= MAX_GO_SECONDS:  # nan and inf fail too
         raise ValueError(problem)
     return value

@@ -26,7 +26,7 @@ from .state import State
 from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 
 _RESULT: Final = re.compile(
-    r"\s*(?:(?P<side>white|black)\s+wins?(?:\s+(?P<win>\d+)\s*-\s*(?P<lose>\d+))?|(?P<draw>draw)n?)"
+    r"\s*(?:(?P<side>white|black)\s+wins?(?:\s+(?P<win>[0-9]+)\s*-\s*(?P<lose>[0-9]+))?|(?P<draw>draw)n?)"
     r"(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )

@@ -69,7 +69,7 @@ def parse_variant(text: str) -> int:
     key = text.strip().lower()
     if key in VARIANTS:
         return VARIANTS[key]
-    match = re.fullmatch(r"rings\s*=\s*(\d+)", key)
+    match = re.fullmatch(r"rings\s*=\s*([0-9]+)", key)
     if match and 1 <= int(match.group(1)) <= RINGS_PER_PLAYER:
         return int(match.group(1))
     raise RecordError(

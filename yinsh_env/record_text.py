@@ -84,7 +84,7 @@ __all__ = ["read_record", "write_record"]
 E = TypeVar("E", bound=Enum)
 
 _HEADER_LINE: Final = re.compile(r'\[\s*([^\s\]"]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*(?:;.*)?\Z')
-_PLY_NUMBER: Final = re.compile(r"(\d+)\.\Z")
+_PLY_NUMBER: Final = re.compile(r"([0-9]+)\.\Z")
 _ESCAPES: Final = {"\\": "\\", '"': '"', "n": "\n"}
 
 
