@@ -135,20 +135,32 @@ class State(LegalMoves):
             raise ValueError(f"rings_to_win must be an integer, got {rings_to_win!r}")
         if not 1 <= rings_to_win <= RINGS_PER_PLAYER:
             raise ValueError(f"rings_to_win must be in 1..{RINGS_PER_PLAYER}, got {rings_to_win}")
-        #: Bitboards of rings and markers, indexed by player (WHITE, BLACK).
+        #: Each player's rings on the board, one bitboard (a Python int) per player,
+        #: indexed by :class:`Player` (``rings[WHITE]``, ``rings[BLACK]``); read the
+        #: point indices with :meth:`ring_points` (names: ``POINT_NAMES`` in
+        #: :mod:`yinsh_env.geometry`).  Modify only through :meth:`apply`/:meth:`pop`.
         self.rings = [0, 0]
+        #: Each player's markers on the board (markers showing that player's
+        #: colour), one bitboard per player like :attr:`rings`; read them with
+        #: :meth:`marker_points`.
         self.markers = [0, 0]
-        #: Rings each player has removed (scored).
+        #: Rings each player has removed from the board (scored), by :class:`Player`:
+        #: the first to :attr:`rings_to_win` wins.
         self.removed = [0, 0]
-        #: Markers left in the common pool.
+        #: Markers left in the common pool (51 at the start; a removed row returns
+        #: its five); the game ends when it is still empty once a move is resolved.
         self.pool = TOTAL_MARKERS
-        #: The player who makes the next decision.
+        #: The :class:`Player` who makes the next decision (the same player may
+        #: act several times in a row while removing rows and rings).
         self.to_act: Player = WHITE
+        #: What kind of decision :attr:`to_act` makes: a :class:`Phase` (place, move,
+        #: row, ring, over); the module docstring gives the turn structure.
         self.phase: Phase = PLACE
         #: Whose move is being resolved during ``row``/``ring`` phases (a Player); -1 otherwise.
         self.mover: int = -1
         #: Consecutive passes just played (two end the game).
         self.passes = 0
+        #: Rings a player must remove to win: 3 in the standard game, 1 in Blitz.
         self.rings_to_win = rings_to_win
         #: Decisions applied since the start (placements included).
         self.ply = 0
@@ -163,6 +175,7 @@ class State(LegalMoves):
 
     @property
     def is_terminal(self) -> bool:
+        """True once the game is over (:attr:`phase` is ``OVER``)."""
         return self.phase == OVER
 
     @property
@@ -235,9 +248,11 @@ class State(LegalMoves):
         return row_actions(self.markers[player])
 
     def ring_points(self, player: int) -> list[int]:
+        """Point indices of ``player``'s rings, in point order."""
         return bits_to_points(self.rings[player])
 
     def marker_points(self, player: int) -> list[int]:
+        """Point indices of the markers showing ``player``'s colour, in point order."""
         return bits_to_points(self.markers[player])
 
     def piece_at(self, point: int) -> str | None:
@@ -535,6 +550,7 @@ class State(LegalMoves):
         return svg_board(self)
 
     def legal_action_names(self) -> list[str]:
+        """The legal actions in notation (``'E5-E8'``), in the order of :meth:`legal_actions`."""
         return [ACTION_NAMES[a] for a in self.legal_actions()]
 
     def apply_all(self, actions: Iterable[int | str]) -> State:
