@@ -6,12 +6,15 @@ target, this extension looks the name up by import from the reference's own
 module and class and retries with the defining module's name; then, for a bare
 name such as :class:`AgentSpecError` used in a module that does not import it,
 it takes the one documented object of the project with that name; a name that
-imports to an object of another library is shown unlinked.  A name that matches
-nothing, or several objects, stays a broken reference (an error under ``-n -W``).
+imports to an object of another library, or that no project module defines (a type
+a third-party annotation brings in bare, such as a new pydantic release's metadata
+classes), is shown unlinked.  A project name that matches nothing, or several
+objects, stays a broken reference (an error under ``-n -W``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -132,6 +135,29 @@ def _external(node: Any) -> bool:
     return False
 
 
+@functools.cache
+def _project_names() -> frozenset[str]:
+    """Every name a project module defines at its top level (classes, functions,
+    aliases, constants), and the project's module names."""
+    names: set[str] = set()
+    for module in _modules(list(PROJECT)):
+        names.update(module.__name__.split("."))
+        for attr, value in vars(module).items():
+            defined_here = getattr(value, "__module__", module.__name__) == module.__name__
+            if defined_here and not isinstance(value, types.ModuleType):
+                names.add(attr)
+    return frozenset(names)
+
+
+def _foreign(node: Any) -> bool:
+    """Whether the reference names something no project module defines: a type a
+    third-party annotation brings along bare (pydantic's ``AllowInfNan``, or whatever a
+    new release adds), shown as plain text.  A name the project defines, or a dotted
+    name under one of its packages, that does not resolve stays an error."""
+    head = node["reftarget"].lstrip("~.").split(".")[0]
+    return head not in PROJECT and head not in _project_names()
+
+
 def missing_reference(
     app: Sphinx, env: BuildEnvironment, node: Any, contnode: nodes.Element
 ) -> nodes.Element | None:
@@ -152,7 +178,7 @@ def missing_reference(
             env, node["refdoc"], app.builder, name, retry, contnode
         ):
             return element
-    return contnode if _external(node) else None
+    return contnode if _external(node) or _foreign(node) else None
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
