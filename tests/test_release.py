@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import site
 import subprocess
 import sys
 import zipfile
@@ -105,12 +106,29 @@ def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
     assert {"agents/evaluation/yinsh-v1.json", "train/weights/anchor-v1.pt"} <= names
 
 
+def environment_with_these_packages(venv: Path) -> Path:
+    """A new virtual environment that sees the packages of the one running the tests,
+    whether they were installed into a virtual environment or the base interpreter
+    (``--system-site-packages`` sees only the base's); returns its python.
+
+    The running environment's site folders are listed in a ``.pth`` file as plain
+    paths, so their own ``.pth`` files (this checkout's editable install) are not run:
+    the project comes only from what is installed into the new environment.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    purelib = subprocess.run([python, "-c", ask], capture_output=True, text=True, check=True)
+    ours = {site.getusersitepackages(), *site.getsitepackages()}
+    folders = [p for p in sys.path if p in ours and Path(p).is_dir()]
+    Path(purelib.stdout.strip(), "_tests_parent_env.pth").write_text("\n".join(folders) + "\n")
+    return python
+
+
 @pytest.mark.slow
 def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    # The dependencies come from this interpreter; the project only from the wheel.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    python = venv / "bin" / "python"
+    python = environment_with_these_packages(venv)
     install = [
         str(python),
         "-m",
