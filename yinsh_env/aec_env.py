@@ -253,9 +253,11 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
 
     @property
     def num_agents(self) -> int:
+        """Agents still in the game (``len(agents)``)."""
         return len(self.agents)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation: the planes and its legal-action mask."""
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.observe(agent)
@@ -263,16 +265,22 @@ class ClassicWrapper(wrappers.OrderEnforcingWrapper[str, dict[str, np.ndarray], 
     def last(
         self, observe: bool = True
     ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """(observation, reward, termination, truncation, info) of the agent to act."""
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
         return self.env.last(observe)
 
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable[str, Any, int]:
+        """The agents in the order they act, until every agent has left the game."""
         if not self._has_reset:
             EnvLogger.error_agent_iter_before_reset()
         return _ClassicIterable(self, max_iter)
 
     def step(self, action: Any) -> None:
+        """Play ``action`` (an index or notation) for the agent to act.
+
+        An illegal one ends the game with -1 for that agent.
+        """
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         base = self.env
@@ -360,9 +368,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     # --- spaces --------------------------------------------------------------------
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The planes and the action mask (the same object on every call)."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
+        """``Discrete(2142)``: the actions of :mod:`yinsh_env.actions` (one object)."""
         return self.action_spaces[agent]
 
     # --- episode -------------------------------------------------------------------
@@ -495,6 +505,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     def last(
         self, observe: bool = True
     ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """(observation, reward, termination, truncation, info) of the agent to act."""
         self.require_agents("last")
         agent = self.agent_selection
         return (
@@ -512,6 +523,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     # --- rendering -----------------------------------------------------------------
 
     def render(self) -> str | np.ndarray | None:
+        """The board in ``render_mode``: text (``ansi``), an RGB array, or shown (``human``)."""
         return render_game(self.game, self.render_mode, self.last_action, self.render_size)
 
     def svg(self, **kwargs: Any) -> str:

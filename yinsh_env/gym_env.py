@@ -184,6 +184,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
+        """Start an episode; the opponent plays first when the learner is Black."""
         seed = check_seed(seed)
         super().reset(seed=seed)
         options = options or {}
@@ -222,6 +223,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         return self._aec.observe(self.learner), info
 
     def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponent's decisions up to the learner's turn."""
         if self._done:
             raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
         index = as_action(action)  # refuses what is no action, before anything changes
@@ -312,11 +314,13 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     # --- rendering -----------------------------------------------------------------
 
     def render(self) -> str | np.ndarray | None:
+        """The board in ``render_mode``: text (``ansi``), an RGB array, or shown (``human``)."""
         return render_game(
             self._aec.game, self.render_mode, self._aec.last_action, self.render_size
         )
 
     def close(self) -> None:
+        """Close the opponent (a pool or league) where it has something to release."""
         close = getattr(self.opponent, "close", None)
         if callable(close) and self._sampler_kind in ("state", "observation", "sampler"):
             close()

@@ -81,6 +81,8 @@ Point2 = tuple[float, float]
 
 @dataclass(frozen=True)
 class Circle:
+    """A disc or ring: filled, stroked, or both (``width`` is the stroke's)."""
+
     x: float
     y: float
     r: float
@@ -102,6 +104,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Polygon:
+    """A filled polygon through ``points``."""
+
     points: tuple[Point2, ...]
     fill: str
     opacity: float = 1.0
@@ -109,6 +113,8 @@ class Polygon:
 
 @dataclass(frozen=True)
 class Text:
+    """A label centred vertically on ``y``, anchored at ``x`` by ``anchor``."""
+
     x: float
     y: float  # vertical centre of the text
     text: str
