@@ -12,6 +12,26 @@ with ``act(state)`` (:class:`StatePlayer`), or an observation callable
 (:class:`ObservationPolicy`, fed :func:`observation`, built from
 :func:`encode` and :func:`legal_mask`), named by ``py:MODULE:CALLABLE`` specs
 or a ``yinsh.agents`` entry point.
+
+Modules (sub-packages: :mod:`agents.evaluation` matches and ratings,
+:mod:`agents.search` the tree search, :mod:`agents.network` the network
+players, :mod:`agents.libraries` the SB3/RLlib players, :mod:`agents.review`
+game review, :mod:`agents.web` the browser app):
+
+* :mod:`agents.base`: the :class:`Agent` interface, ``random``;
+* :mod:`agents.spec`: spec strings and the registry of agent names;
+* :mod:`agents.params`: agent parameters, each with its default and constraint;
+* :mod:`agents.byo`: bring your own agent (``py:`` specs, entry points);
+* :mod:`agents.greedy`, :mod:`agents.alphabeta`, :mod:`agents.mcts`: the baselines,
+  on the hand-made evaluation of :mod:`agents.heuristics`;
+* :mod:`agents.openspiel_mcts`: OpenSpiel's MCTS as an agent;
+* :mod:`agents.external`: any program speaking the engine protocol (``engine:cmd=``);
+* :mod:`agents.protocol`: that line protocol; :mod:`agents.engine_cli` serves an agent
+  over it (``yinsh-engine``);
+* :mod:`agents.play`: ``yinsh-play``; :mod:`agents.terminal`: playing in a terminal;
+* :mod:`agents.league`: opponent pools and curricula from specs;
+* :mod:`agents.cli_args`: the command lines' argument types, checked when parsed;
+* :mod:`agents.worker_pool`: worker processes that die with their parent.
 """
 
 from yinsh_env.observation import encode

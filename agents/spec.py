@@ -40,10 +40,10 @@ _REGISTRY: dict[str, Factory | str] = {
     "alphabeta": "agents.alphabeta:AlphaBetaAgent",
     "mcts": "agents.mcts:MCTSAgent",
     "engine": "agents.external:ExternalAgent",
-    "net": "train.agent:NetAgent",
-    "pretrained": "train.pretrained:PretrainedAgent",
-    "sb3": "train.sb3_agent:SB3Agent",
-    "rllib": "train.rllib_agent:RLlibAgent",
+    "net": "agents.network.agent:NetAgent",
+    "pretrained": "agents.network.pretrained:PretrainedAgent",
+    "sb3": "agents.libraries.sb3_agent:SB3Agent",
+    "rllib": "agents.libraries.rllib_agent:RLlibAgent",
     "openspiel_mcts": "agents.openspiel_mcts:OpenSpielMCTSAgent",
 }
 

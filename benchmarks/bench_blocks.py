@@ -7,9 +7,9 @@ Usage (from the project root)::
 Issue 22 asks for cheaper blocks (bottleneck or grouped convolutions, fewer
 channels with more blocks) where they hold strength.  Strength costs a
 training run; speed does not, so this measures it first: each candidate is
-the shipped network's shape (:class:`train.network.PolicyValueNet`, its
+the shipped network's shape (:class:`agents.network.network.PolicyValueNet`, its
 stem and heads) with its tower replaced, exported and run exactly as the
-agents run it (:class:`train.onnx_inference.OnnxEvaluator`, one thread, in
+agents run it (:class:`agents.network.onnx_inference.OnnxEvaluator`, one thread, in
 float and in int8), and timed in rounds interleaved over the candidates
 (the best round, CPU time of this process, pinned to one core).  It prints
 each tower's multiply-adds per position, its positions/s at batch 1 (the
@@ -38,10 +38,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from agents.network.network import PolicyValueNet, ResidualBlock
+from agents.network.onnx_inference import OnnxEvaluator
 from benchmarks.bench_limit import multiply_adds
 from train.config import NetworkConfig
-from train.network import PolicyValueNet, ResidualBlock
-from train.onnx_inference import OnnxEvaluator
 
 
 class BottleneckBlock(nn.Module):

@@ -23,11 +23,11 @@ import numpy as np
 import torch
 
 from agents.cli_args import int_in, number_in
+from agents.network.inference import NetworkEvaluator
+from agents.network.network import PolicyValueNet
+from agents.network.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
 from train.config import NetworkConfig
 from train.config_files import config_or_exit
-from train.inference import NetworkEvaluator
-from train.network import PolicyValueNet
-from train.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
 from yinsh_env import State
 from yinsh_env.observation import encode
 

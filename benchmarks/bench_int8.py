@@ -6,9 +6,9 @@ Usage (from the project root; the replay file is only read)::
 
 Issue 22 asks for int8 through ONNX Runtime, dynamic or static with
 calibration on self-play positions.  For the network (the shipped one by
-default) this builds each variant: static quantisation (:mod:`train.quantize`,
+default) this builds each variant: static quantisation (:mod:`agents.network.quantize`,
 what ``precision=int8`` plays) calibrated on 128 or 512 of the network's own
-raw-policy positions, with each of :data:`train.quantize.CALIBRATION_METHODS`;
+raw-policy positions, with each of :data:`agents.network.quantize.CALIBRATION_METHODS`;
 and ONNX Runtime's dynamic quantisation (weights int8 ahead of time,
 activations quantised on the fly at every call).  On the held-out games of a
 training run's replay window (:func:`benchmarks.distill_blocks.split_replay`)
@@ -32,13 +32,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.network.network import raw_gather
+from agents.network.onnx_inference import OnnxEvaluator, export_onnx
+from agents.network.pretrained import weights_path
+from agents.network.quantize import calibration_planes, quantize_int8, quiet_quantizer
 from benchmarks.bench_limit import best_rate, session
 from benchmarks.distill_blocks import agreement, split_replay
 from train.checkpoint import load_model
-from train.network import raw_gather
-from train.onnx_inference import OnnxEvaluator, export_onnx
-from train.pretrained import weights_path
-from train.quantize import calibration_planes, quantize_int8, quiet_quantizer
 
 
 def dynamic_int8(graph: bytes) -> bytes:

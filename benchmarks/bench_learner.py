@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.network.network import PolicyValueNet
 from benchmarks.distill_blocks import split_replay
 from train.checkpoint import load_model
 from train.config import OptimConfig
 from train.learner import Learner
-from train.network import PolicyValueNet
 from train.replay import Batch, ReplayBuffer, make_batch
 
 PRECISIONS = {"float32": False, "bfloat16 autocast": True}

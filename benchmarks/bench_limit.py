@@ -48,11 +48,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.network.network import PolicyValueNet
+from agents.network.onnx_inference import OnnxEvaluator, export_onnx
+from agents.network.pretrained import weights_path
+from agents.network.quantize import quantize_int8
 from train.checkpoint import load_model
-from train.network import PolicyValueNet
-from train.onnx_inference import OnnxEvaluator, export_onnx
-from train.pretrained import weights_path
-from train.quantize import quantize_int8
 from yinsh_env.observation import GRID
 
 

@@ -29,11 +29,11 @@ import time
 import torch
 
 from agents.cli_args import int_in
+from agents.network.inference import resolve_device
+from agents.network.network import PolicyValueNet, count_parameters
+from agents.network.onnx_inference import make_evaluator
 from train.config import Config
 from train.config_files import config_or_exit
-from train.inference import resolve_device
-from train.network import PolicyValueNet, count_parameters
-from train.onnx_inference import make_evaluator
 from train.selfplay import play_games
 from train.trainer import game_seed
 

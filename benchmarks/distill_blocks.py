@@ -33,15 +33,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.network.agent import NetAgent
+from agents.network.network import PolicyValueNet
+from agents.network.onnx_inference import OnnxEvaluator
+from agents.network.pretrained import weights_path
 from agents.search.cache import EvaluationCache
 from benchmarks.bench_blocks import CANDIDATES, BottleneckBlock, candidate
-from train.agent import NetAgent
 from train.checkpoint import load_model
-from train.distill import split_games
-from train.network import PolicyValueNet
-from train.onnx_inference import OnnxEvaluator
-from train.pretrained import weights_path
 from train.replay import ReplayBuffer, make_batch
+from train.tools.distill import split_games
 
 
 def split_replay(path: str, held_out: float = 0.1) -> tuple[ReplayBuffer, ReplayBuffer]:

@@ -22,7 +22,7 @@ Jobs (the workers import only APIs both codes share):
 * ``selfplay CONFIG [key=value ...]``: ``--games`` self-play games of a
   config with a freshly initialised, seeded network, as
   ``benchmarks.bench_selfplay`` plays them, or with a trained network of the
-  config's shape (``--network``, e.g. ``train/weights/pretrained.pt`` for
+  config's shape (``--network``, e.g. ``agents/network/weights/pretrained.pt`` for
   ``configs/long.yaml``); the figure is moves per CPU second.
 
 Each round also returns a digest of what was played (the actions chosen), so
@@ -164,11 +164,11 @@ class SelfPlayJob:
     def __init__(self, args: list[str], games: int, network: str | None) -> None:
         import torch
 
+        from agents.network.inference import resolve_device
+        from agents.network.network import PolicyValueNet
+        from agents.network.onnx_inference import make_evaluator
         from train.config import load_config
         from train.config_files import resolve_config
-        from train.inference import resolve_device
-        from train.network import PolicyValueNet
-        from train.onnx_inference import make_evaluator
         from train.selfplay import play_games
         from train.trainer import game_seed
 

@@ -19,14 +19,14 @@ import torch
 from agents import make_agent
 from agents.engine_cli import main as engine_main
 from agents.evaluation.eval_cli import main as eval_main
+from agents.network.network import PolicyValueNet
 from agents.protocol import EngineSession
 from train.checkpoint import save_checkpoint
 from train.config import config_from_dict
 from train.evaluate import new_history
 from train.learner import Learner
-from train.network import PolicyValueNet
-from train.plot import load_metrics
 from train.replay import ReplayBuffer
+from train.tools.plot import load_metrics
 from train.trainer import METRICS_NAME, RunError, read_metrics
 from yinsh_env import (
     NotationError,
@@ -277,7 +277,7 @@ def test_a_bad_metrics_line_before_the_last_names_itself(tmp_path: Path, bad: st
 def test_plot_command_reports_a_broken_metrics_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.plot import main as plot_main
+    from train.tools.plot import main as plot_main
 
     _metrics(tmp_path, 'not json\n{"iteration": 1}\n')
     assert plot_main([str(tmp_path), "--out", str(tmp_path / "c.png")]) == 2

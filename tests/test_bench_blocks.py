@@ -10,9 +10,9 @@ import pytest
 import torch
 from helpers import random_positions, replay_file
 
+from agents.network.pretrained import weights_path
 from benchmarks import bench_blocks, bench_limit, distill_blocks
 from train.checkpoint import load_model
-from train.pretrained import weights_path
 from yinsh_env import State
 from yinsh_env.observation import GRID, encode
 
@@ -144,8 +144,8 @@ def test_dynamic_int8_quantises_the_convolutions_and_stays_close_to_float() -> N
     needs_onnx()
     import onnx
 
+    from agents.network.onnx_inference import export_onnx
     from benchmarks import bench_int8
-    from train.onnx_inference import export_onnx
 
     model = bench_blocks.candidate("residual 3x48")
     graph = export_onnx(model)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from helpers import replay_file
 
+from agents.network.pretrained import weights_path
 from benchmarks import bench_learner
 from train.checkpoint import load_model
-from train.pretrained import weights_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

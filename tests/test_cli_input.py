@@ -34,13 +34,13 @@ from agents.cli_args import (
     output_file,
 )
 from agents.evaluation.eval_cli import main as eval_main
+from train.tools.pretrained import main as pretrained_main
 from agents.play import main as play_main
 from train.checkpoint import CheckpointError, read_file
 from train.cli import main as train_main
 from train.config import ConfigError, load_config
-from train.curve import main as curve_main
-from train.plot import main as plot_main
-from train.pretrained import main as pretrained_main
+from train.tools.curve import main as curve_main
+from train.tools.plot import main as plot_main
 from yinsh_env import State
 
 
@@ -421,7 +421,7 @@ def test_sb3_example_checks_save_and_opponent_before_training(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("sb3_contrib")
-    from train.sb3_maskable_ppo import main
+    from train.libraries.sb3_maskable_ppo import main
 
     for args, argument in [
         (["--save", str(tmp_path / "missing" / "m")], "--save"),
@@ -436,7 +436,7 @@ def test_rllib_example_checks_save_and_opponents_before_ray_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("ray")
-    from train.rllib_example import main
+    from train.libraries.rllib_example import main
 
     (tmp_path / "file").write_text("x")
     for args, argument in [
@@ -534,7 +534,7 @@ def test_any_path_text_is_accepted_or_refused_cleanly_and_leaves_nothing(text: s
 def test_run_archive_refuses_an_unusable_manifest_in_one_line(
     manifest: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.run_archive import main as archive_main
+    from train.tools.run_archive import main as archive_main
 
     archive = tmp_path / "archive"
     archive.mkdir()
@@ -548,7 +548,7 @@ def test_run_archive_refuses_an_unusable_manifest_in_one_line(
 def test_run_archive_names_the_argument_at_fault(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.run_archive import main as archive_main
+    from train.tools.run_archive import main as archive_main
 
     (tmp_path / "file").write_text("x")
     _refused(

@@ -13,9 +13,9 @@ import pytest
 from helpers import random_game
 
 from agents import AgentSpecError, make_agent
+from agents.network.agent import NetAgent
 from agents.protocol import EngineSession
 from agents.search.budget import MAX_PLANNED, SimulationRate
-from train.agent import NetAgent
 from yinsh_env import MOVE, State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -9,17 +9,17 @@ import pytest
 import torch
 
 from agents import AgentSpecError, make_agent
+from agents.network.inference import NetworkEvaluator
+from agents.network.network import PolicyValueNet
 from agents.search import network_leaf
 from train.config import NetworkConfig
-from train.inference import NetworkEvaluator
-from train.network import PolicyValueNet
 from yinsh_env import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def export_graph(model: PolicyValueNet) -> bytes:
-    from train.onnx_inference import export_onnx
+    from agents.network.onnx_inference import export_onnx
 
     return export_onnx(model)
 
@@ -42,7 +42,7 @@ def game_positions(count: int, seed: int = 0) -> list[State]:
 
 def test_the_onnx_evaluator_answers_leaves_as_the_torch_evaluator() -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
-    from train.onnx_inference import OnnxEvaluator
+    from agents.network.onnx_inference import OnnxEvaluator
 
     model = tiny_model()
     leaves = [network_leaf(s) for s in game_positions(30)[8::3]]
@@ -63,8 +63,8 @@ def test_the_int8_evaluator_runs_quantised_convolutions_close_to_the_float_netwo
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     import onnx
 
-    from train.onnx_inference import OnnxEvaluator
-    from train.quantize import calibration_planes, quantize_int8
+    from agents.network.onnx_inference import OnnxEvaluator
+    from agents.network.quantize import calibration_planes, quantize_int8
 
     model = tiny_model(1)
     exact = OnnxEvaluator(model)
@@ -92,8 +92,8 @@ def test_every_tower_convolution_of_an_untrained_network_runs_in_int8(tmp_path: 
     import onnx
     import onnxruntime as ort
 
-    from train.onnx_inference import OnnxEvaluator
-    from train.quantize import calibration_planes, quantize_int8
+    from agents.network.onnx_inference import OnnxEvaluator
+    from agents.network.quantize import calibration_planes, quantize_int8
 
     model = tiny_model(2)  # 1 block: the stem and two convolutions in the tower
     planes = calibration_planes(OnnxEvaluator(model), count=16)
@@ -106,7 +106,7 @@ def test_every_tower_convolution_of_an_untrained_network_runs_in_int8(tmp_path: 
 
 
 def test_int8_needs_onnx_runtime_and_bad_precisions_are_refused_by_name() -> None:
-    from train.onnx_inference import make_evaluator, precision_name
+    from agents.network.onnx_inference import make_evaluator, precision_name
 
     with pytest.raises(ValueError, match="'int4'"):
         precision_name("int4")
@@ -124,7 +124,7 @@ def test_net_agents_take_a_precision_and_refuse_an_unknown_one(tiny_run_dir: Pat
 
 
 def test_the_raw_policy_gathers_to_exactly_the_networks_policy() -> None:
-    from train.network import raw_gather
+    from agents.network.network import raw_gather
 
     model = tiny_model(3)
     planes = torch.from_numpy(np.stack([network_leaf(s).planes for s in game_positions(20)]))
@@ -140,8 +140,8 @@ def test_int8_graphs_are_kept_per_network_and_auto_means_int8_in_onnx_runtime(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
-    from train import quantize
-    from train.onnx_inference import OnnxEvaluator, make_evaluator
+    from agents.network import quantize
+    from agents.network.onnx_inference import OnnxEvaluator, make_evaluator
 
     calls: list[int] = []
     real = quantize.calibration_planes
@@ -164,7 +164,7 @@ def test_int8_graphs_are_kept_per_network_and_auto_means_int8_in_onnx_runtime(
 def test_amp_on_the_cpu_keeps_self_play_in_onnx_runtime() -> None:
     """``amp`` is the learner's bfloat16 autocast; it must not send CPU self-play to PyTorch."""
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
-    from train.onnx_inference import OnnxEvaluator, make_evaluator
+    from agents.network.onnx_inference import OnnxEvaluator, make_evaluator
 
     cpu = torch.device("cpu")
     evaluator = make_evaluator(tiny_model(4), cpu, "auto", amp=True, precision="fp32")
@@ -176,7 +176,7 @@ def test_amp_on_the_cpu_keeps_self_play_in_onnx_runtime() -> None:
 def test_amp_auto_means_native_bfloat16_read_from_the_cpus_flags(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from train import inference
+    from agents.network import inference
 
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16\n")
@@ -191,8 +191,8 @@ def test_amp_auto_means_native_bfloat16_read_from_the_cpus_flags(
 
 def test_calibration_methods_give_their_own_ranges_and_an_unknown_one_is_refused() -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
-    from train.onnx_inference import OnnxEvaluator
-    from train.quantize import calibration_planes, quantize_int8
+    from agents.network.onnx_inference import OnnxEvaluator
+    from agents.network.quantize import calibration_planes, quantize_int8
 
     model = tiny_model(4)
     graph = export_graph(model)
@@ -208,8 +208,8 @@ def test_the_gathered_graph_answers_as_the_raw_graph_gathered() -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     import onnxruntime as ort
 
-    from train.network import raw_gather
-    from train.onnx_inference import export_onnx
+    from agents.network.network import raw_gather
+    from agents.network.onnx_inference import export_onnx
     from yinsh_env.observation import encode
 
     model = tiny_model(5)

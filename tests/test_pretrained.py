@@ -11,9 +11,10 @@ from helpers import tiny_training_run
 
 from agents import make_agent
 from agents.evaluation.arena import run_arena
-from train import pretrained
+from agents.network import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
-from train.curve import (
+from train.tools import pretrained as pretrained_tool
+from train.tools.curve import (
     CurvePoint,
     branch_start,
     format_curve,
@@ -21,7 +22,7 @@ from train.curve import (
     strength_curve,
     train_hours,
 )
-from train.curve import main as curve_main
+from train.tools.curve import main as curve_main
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -58,7 +59,7 @@ def test_export_writes_a_slim_checkpoint_that_net_agents_load(
     run_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "slim.pt"
-    pretrained.export(run_dir, out, {"command": "yinsh-train tiny", "cpu_hours": 0.01})
+    pretrained_tool.export(run_dir, out, {"command": "yinsh-train tiny", "cpu_hours": 0.01})
     slim = read_file(out)
     full = read_file(checkpoint_path(run_dir, 2))
     assert slim["metadata"]["command"] == "yinsh-train tiny"
@@ -67,14 +68,14 @@ def test_export_writes_a_slim_checkpoint_that_net_agents_load(
         assert torch.equal(slim["model"][key], tensor)
     agent = make_agent(f"net:path={out},sims=0")
     assert agent.sims == 0  # type: ignore[attr-defined]
-    assert pretrained.main(["info", str(out)]) == 0
+    assert pretrained_tool.main(["info", str(out)]) == 0
 
 
 def test_export_of_a_missing_checkpoint_fails_naming_it(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match=r"nothing\.pt"):
-        pretrained.export(tmp_path / "nothing.pt", tmp_path / "out.pt", {})
+        pretrained_tool.export(tmp_path / "nothing.pt", tmp_path / "out.pt", {})
     assert not (tmp_path / "out.pt").exists()
-    assert pretrained.main(["export", str(tmp_path / "nothing.pt"), "--out", "x.pt"]) == 2
+    assert pretrained_tool.main(["export", str(tmp_path / "nothing.pt"), "--out", "x.pt"]) == 2
 
 
 def test_strength_curve_rates_every_evaluation_on_one_scale(run_dir: Path) -> None:
@@ -143,9 +144,9 @@ def test_the_run_records_cumulative_cpu_seconds(run_dir: Path) -> None:
 
 def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
+    from agents.network.inference import NetworkEvaluator
+    from agents.network.onnx_inference import OnnxEvaluator, make_evaluator
     from train.checkpoint import load_model
-    from train.inference import NetworkEvaluator
-    from train.onnx_inference import OnnxEvaluator, make_evaluator
     from yinsh_env.observation import GRID, N_PLANES
 
     model, _, _ = load_model(run_dir)

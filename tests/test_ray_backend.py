@@ -86,7 +86,7 @@ def test_without_ray_the_backend_says_what_to_install(
 
 @pytest.mark.ray
 def test_ray_actors_play_the_same_games_as_one_process(ray_cluster: Any) -> None:
-    from train.network import PolicyValueNet
+    from agents.network.network import PolicyValueNet
     from train.ray_backend import RayExecutor, split_tasks
     from train.workers import InProcessExecutor
 
@@ -175,7 +175,7 @@ def test_killing_actors_mid_run_does_not_stop_it_or_change_its_results(
 
 @pytest.mark.ray
 def test_too_many_actor_deaths_stop_the_iteration(ray_cluster: Any) -> None:
-    from train.network import PolicyValueNet
+    from agents.network.network import PolicyValueNet
     from train.ray_backend import RayBackendError, RayExecutor
 
     config = Config(

@@ -101,9 +101,9 @@ def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
         for p in (ROOT / root).rglob("*.py")
     }
     assert not sources - names, f"modules missing from the wheel: {sorted(sources - names)}"
-    assert "train/weights/pretrained.pt" in names
+    assert "agents/network/weights/pretrained.pt" in names
     # The fixed rating scale: its frozen ratings and its frozen anchor network.
-    assert {"agents/evaluation/yinsh-v1.json", "train/weights/anchor-v1.pt"} <= names
+    assert {"agents/evaluation/yinsh-v1.json", "agents/network/weights/anchor-v1.pt"} <= names
 
 
 def environment_with_these_packages(venv: Path) -> Path:

@@ -1,6 +1,6 @@
 """RLlib's PPO on the PettingZoo environment: masked logits, self-play and a baseline opponent.
 
-A smoke test of :mod:`train.rllib_example` on a local Ray (two CPUs, no
+A smoke test of :mod:`train.libraries.rllib_example` on a local Ray (two CPUs, no
 dashboard): a few tiny iterations, every move checked legal.  Skipped where
 RLlib is not installed (``pip install -e ".[rllib]"``).
 """
@@ -21,7 +21,7 @@ from ray.rllib.core.columns import Columns
 from agents import AgentSpecError, make_agent
 from agents.evaluation.arena import run_arena
 from agents.evaluation.match import VariantMismatchError
-from train import rllib_example as example
+from train.libraries import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
 
@@ -231,7 +231,7 @@ def test_the_modules_actions_step_both_environments_as_they_come() -> None:
 def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> None:
     from types import SimpleNamespace
 
-    from train.rllib_league import SnapshotLeague, league_mapping
+    from train.libraries.rllib_league import SnapshotLeague, league_mapping
 
     episodes = [SimpleNamespace(id_=f"episode-{i}") for i in range(400)]
     alone = league_mapping("learner", [], self_share=0.0)
@@ -258,7 +258,7 @@ def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> No
 def test_league_mapping_adds_fixed_opponents_in_their_share() -> None:
     from types import SimpleNamespace
 
-    from train.rllib_league import SnapshotLeague, fixed_ids, league_mapping
+    from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping
 
     episodes = [SimpleNamespace(id_=f"episode-{i}") for i in range(400)]
     fixed = fixed_ids(2)
@@ -314,7 +314,7 @@ def test_fixed_league_opponents_play_the_learner_and_never_train(
 def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
     from types import SimpleNamespace
 
-    from train.rllib_league import SnapshotLeague
+    from train.libraries.rllib_league import SnapshotLeague
 
     config = example.build_config(
         **TINY_CONFIG,

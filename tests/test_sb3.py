@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="optional extra: pip install -e '.[sb3]'")
 torch = pytest.importorskip("torch")
 
-from train import sb3_maskable_ppo as example  # noqa: E402
+from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 
 TINY = ["--n-steps", "32", "--envs", "2", "--batch-size", "32", "--n-epochs", "1"]
 TINY += ["--channels", "4", "--features", "16"]
@@ -73,7 +73,7 @@ def test_variant_records_are_checked_and_optional(tiny_model: Path, tmp_path: Pa
     import shutil
     import zipfile
 
-    from train.library_agent import VARIANT_FILE, load_variant, save_variant
+    from agents.libraries.library_agent import VARIANT_FILE, load_variant, save_variant
 
     assert load_variant(tiny_model) is None  # saved by SB3 alone: plays any variant
     marked = tmp_path / "marked.zip"

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="optional extra: pip install -e '.[sb3]'")
 torch = pytest.importorskip("torch")
 
-from train import sb3_maskable_ppo as example  # noqa: E402
-from train import sb3_selfplay as selfplay  # noqa: E402
-from train.sb3_agent import policy_probabilities  # noqa: E402
+from agents.libraries.sb3_agent import policy_probabilities  # noqa: E402
+from train.libraries import sb3_maskable_ppo as example  # noqa: E402
+from train.libraries import sb3_selfplay as selfplay  # noqa: E402
 from yinsh_env import State  # noqa: E402
 from yinsh_env.opponents import Curriculum, League, OpponentPool  # noqa: E402
 

@@ -19,8 +19,8 @@ from agents.evaluation.scale import (
     load_scale,
     spec_identities,
 )
+from agents.network.pretrained import weights_path
 from agents.spec import canonical_spec
-from train.pretrained import weights_path
 
 
 def cheap_scale() -> Scale:

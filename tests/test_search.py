@@ -10,6 +10,7 @@ import pytest
 
 from agents.base import RandomAgent
 from agents.mcts import MCTSAgent
+from agents.network.mcts import search_rules
 from agents.search import (
     PUCT,
     UCT,
@@ -24,7 +25,6 @@ from agents.search import (
 from agents.search.rules import RootPlan, uct_scores
 from agents.search.tree import backup_proofs
 from train.config import SearchConfig
-from train.mcts import search_rules
 from yinsh_env import BLACK, WHITE, State, str_to_action
 
 #: White wins in three consecutive decisions: C7-D7, xC3-C7, then a ring.

@@ -10,11 +10,11 @@ import pytest
 from helpers import random_game
 
 from agents import make_agent
+from agents.network.agent import NetAgent
+from agents.network.mcts import search_rules
 from agents.search import Leaf, Search, network_leaf, run_searches
 from agents.search.cache import EvaluationCache
-from train.agent import NetAgent
 from train.config import SearchConfig
-from train.mcts import search_rules
 from yinsh_env import MOVE, State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

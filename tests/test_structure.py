@@ -8,10 +8,23 @@ import inside a function is found too.
 from __future__ import annotations
 
 import ast
+import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+#: The packages, lowest first: a module may import its own package and those below it.
 PACKAGES = ("yinsh_env", "agents", "train")
+#: STYLE: a folder past about twenty modules groups them by job into sub-packages.
+MAX_MODULES = 20
+#: Folders over that, each with the most modules it may hold (it may not grow).  The
+#: engine's flat layout is its users' import paths (``yinsh_env.sgf``); regrouping it
+#: moves their imports, so it is a change of its own.
+CROWDED = {"yinsh_env": 24}
 
 
 def module_name(path: Path) -> str:
@@ -44,13 +57,41 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(faces: bool = False) -> dict[str, set[str]]:
+    """Module -> the project modules it imports; ``faces``: imports of a top package's
+    ``__init__`` kept (for the direction of imports; dropped for circles)."""
     paths = [p for package in PACKAGES for p in (PROJECT_ROOT / package).rglob("*.py")]
     modules = {module_name(p) for p in paths}
     graph = {module_name(p): imports_of(p, modules) for p in paths}
+    if faces:
+        return graph
     # A package's face (__init__) stands for what it re-exports: an import of
     # the face is not an arrow into every module of the package.
     return {m: {t for t in ts if t not in PACKAGES} for m, ts in graph.items()}
+
+
+def level(module: str) -> int:
+    """Where a module's top package sits in :data:`PACKAGES` (0: the engine)."""
+    return PACKAGES.index(module.partition(".")[0])
+
+
+def reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+def registry_targets() -> dict[str, str]:
+    """Agent name -> ``module:attribute`` of every built-in agent named by a string."""
+    from agents.spec import _REGISTRY
+
+    return {name: target for name, target in _REGISTRY.items() if isinstance(target, str)}
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -118,3 +159,83 @@ def test_agents_keeps_its_rooms() -> None:
     evaluation = {p.stem for p in (PROJECT_ROOT / "agents" / "evaluation").glob("*.py")}
     assert {"arena", "elo", "match", "eval_cli", "sprt", "scale", "results_db"} <= evaluation
     assert not {"arena", "elo", "match", "eval_cli"} & set(top)
+
+
+def test_imports_flow_one_way() -> None:
+    """yinsh_env < agents < train: no module imports from a package above its own."""
+    graph = import_graph(faces=True)
+    upward = sorted((m, t) for m, ts in graph.items() for t in ts if level(t) > level(m))
+    assert not upward
+
+
+def test_an_upward_import_is_found() -> None:
+    graph = {"agents.x": {"train.y"}, "train.y": {"agents.x"}}
+    assert [(m, t) for m, ts in graph.items() for t in ts if level(t) > level(m)] == [
+        ("agents.x", "train.y")
+    ]
+
+
+def test_every_registry_target_is_a_player_in_agents_that_reaches_no_trainer() -> None:
+    graph = import_graph(faces=True)
+    targets = registry_targets()
+    assert {"net", "pretrained", "sb3", "rllib"} <= set(targets)
+    for name, target in targets.items():
+        module, _, attribute = target.partition(":")
+        assert level(module) == PACKAGES.index("agents"), (name, target)
+        path = PROJECT_ROOT / (module.replace(".", "/") + ".py")
+        defined = {
+            node.name
+            for node in ast.parse(path.read_text()).body
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef))
+        }
+        assert attribute in defined, (name, target)
+        assert not {m for m in reached(graph, module) if level(m) > 1}, (name, target)
+
+
+def test_every_registry_target_imports_without_loading_the_trainer() -> None:
+    """Each target imported in a fresh interpreter (those whose extras are installed)."""
+    wanted = [
+        target
+        for target in registry_targets().values()
+        if not target.startswith(("agents.libraries.sb3", "agents.libraries.rllib"))
+        or importlib.util.find_spec("sb3_contrib" if "sb3" in target else "ray") is not None
+    ]
+    code = (
+        "import importlib, json, sys\n"
+        f"for target in {wanted!r}:\n"
+        "    module, _, attribute = target.partition(':')\n"
+        "    getattr(importlib.import_module(module), attribute)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.partition('.')[0] == 'train')))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == []
+
+
+def package_folders() -> list[Path]:
+    roots = [PROJECT_ROOT / package for package in PACKAGES]
+    return sorted({*roots, *(init.parent for root in roots for init in root.rglob("__init__.py"))})
+
+
+@pytest.mark.parametrize("folder", package_folders(), ids=lambda p: module_name(p / "x.py")[:-2])
+def test_no_folder_holds_more_than_about_twenty_modules(folder: Path) -> None:
+    modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    name = module_name(folder / "__init__.py")
+    assert len(modules) <= CROWDED.get(name, MAX_MODULES), modules
+
+
+def test_every_package_says_what_each_of_its_modules_is() -> None:
+    """Each ``__init__`` docstring names every module of its package (new ones too)."""
+    for folder in package_folders():
+        package = module_name(folder / "__init__.py")
+        if package in CROWDED or level(package) == 0:
+            continue  # the engine documents its modules in the API reference
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+        unnamed = [
+            p.stem
+            for p in sorted(folder.glob("*.py"))
+            if p.stem != "__init__" and p.stem not in doc
+        ]
+        assert not unnamed, (package, unnamed)

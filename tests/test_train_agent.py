@@ -80,20 +80,20 @@ def test_an_empty_run_directory_is_refused(tmp_path: Path) -> None:
 def test_net_agent_takes_the_protocol_budget(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import train.agent
+    import agents.network.agent
 
     agent = make_agent(f"net:path={run_dir},sims=3", seed=1)
     state = State()
     policy = agent.policy(state)  # type: ignore[attr-defined]
     assert agent.act_with_budget(state, sims=0) == max(policy, key=policy.__getitem__)
     budgets: list[int] = []
-    real = train.agent.run_searches
+    real = agents.network.agent.run_searches
 
     def spy(searches, evaluator):  # type: ignore[no-untyped-def]
         budgets.extend(s.simulations for s in searches)
         return real(searches, evaluator)
 
-    monkeypatch.setattr(train.agent, "run_searches", spy)
+    monkeypatch.setattr(agents.network.agent, "run_searches", spy)
     assert agent.act_with_budget(state, sims=5) in state.legal_actions()
     assert agent.act(state) in state.legal_actions()
     assert budgets == [5, 3]

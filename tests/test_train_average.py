@@ -1,4 +1,4 @@
-"""Averaging a run's checkpoints into one network (train.average)."""
+"""Averaging a run's checkpoints into one network (train.tools.average)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from helpers import load_yaml_config
 from test_train_continue import source_run  # noqa: F401  (a module-scoped fixture)
 from test_train_run import TINY
 
+from agents.network.network import PolicyValueNet
 from agents.spec import make_agent
-from train.average import average_checkpoints, main
 from train.checkpoint import (
     CheckpointError,
     atomic_save,
@@ -21,7 +21,7 @@ from train.checkpoint import (
     replay_path,
 )
 from train.cpu_clock import CPU_KEY
-from train.network import PolicyValueNet
+from train.tools.average import average_checkpoints, main
 from yinsh_env.state import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

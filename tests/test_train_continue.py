@@ -12,6 +12,7 @@ import torch
 from helpers import load_yaml_config
 from test_train_run import TINY, Interrupt, metrics
 
+from train.tools.pretrained import export
 from train.checkpoint import (
     CheckpointError,
     checkpoint_path,
@@ -21,11 +22,10 @@ from train.checkpoint import (
 )
 from train.cli import main
 from train.config import Config
-from train.curve import strength_curve
 from train.init_weights import InitWeightsError, sha256_of
-from train.pretrained import export
-from train.run_archive import main as archive_main
-from train.run_archive import restore, save
+from train.tools.curve import strength_curve
+from train.tools.run_archive import main as archive_main
+from train.tools.run_archive import restore, save
 from train.trainer import RunError, run
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -121,9 +121,9 @@ def test_a_slim_file_says_its_cpu_seconds_or_the_config_must(
 
 
 def test_init_weights_names_any_shipped_network_so_a_config_outlives_a_new_pretrained() -> None:
+    from agents.network.pretrained import weights_path
     from train.config import load_config
     from train.init_weights import load_init_weights, resolve_init_path
-    from train.pretrained import weights_path
 
     assert resolve_init_path("anchor-v1") == weights_path("anchor-v1")
     assert resolve_init_path("pretrained") == weights_path()

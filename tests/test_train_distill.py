@@ -1,4 +1,4 @@
-"""A supervised start from search games (train.distill): the games, the fit, the files."""
+"""A supervised start from search games (train.tools.distill): the games, the fit, the files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from helpers import game_of, random_positions
 
 from agents.spec import make_agent
 from train.checkpoint import CheckpointError, atomic_save, latest_checkpoint, load_model
-from train.distill import (
+from train.replay import ReplayBuffer
+from train.tools.distill import (
     GAMES_KIND,
     held_out_batches,
     main,
@@ -20,7 +21,6 @@ from train.distill import (
     split_games,
     student_from,
 )
-from train.replay import ReplayBuffer
 from yinsh_env.state import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -13,13 +13,13 @@ from helpers import load_yaml_config
 from test_train_continue import source_run  # noqa: F401  (a module-scoped fixture)
 from test_train_run import TINY, metrics
 
+from agents.network.network import NetOutput, PolicyValueNet
 from train.checkpoint import checkpoint_path, config_of, list_checkpoints, load_model, read_file
 from train.config import NetworkConfig, OptimConfig
 from train.cpu_clock import CPU_KEY
 from train.grow import grow_state_dict, why_not_grown
 from train.init_weights import InitWeightsError
 from train.learner import Learner, carry_optimizer_state
-from train.network import NetOutput, PolicyValueNet
 from train.trainer import RunError, run
 from yinsh_env.observation import GRID, N_PLANES
 

@@ -8,9 +8,9 @@ import torch
 from helpers import game_of
 from helpers import random_positions as positions
 
+from agents.network.network import PolicyValueNet, policy_gather
 from train.config import Config, NetworkConfig, OptimConfig
 from train.learner import Learner, lr_factor, value_targets
-from train.network import PolicyValueNet, policy_gather
 from train.replay import make_batch
 from yinsh_env import N_ACTIONS, State
 from yinsh_env.observation import encode

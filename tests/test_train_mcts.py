@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from agents.network.inference import NetworkEvaluator
+from agents.network.mcts import network_search, search_rules
+from agents.network.network import PolicyValueNet
 from agents.search import (
     Gumbel,
     Leaf,
@@ -19,9 +22,6 @@ from agents.search import (
     run_searches,
 )
 from train.config import NetworkConfig, SearchConfig
-from train.inference import NetworkEvaluator
-from train.mcts import network_search, search_rules
-from train.network import PolicyValueNet
 from yinsh_env import BLACK, ROW, WHITE, State, str_to_action
 
 #: White has removed two rings; only C7-D7 completes the row C3-C7, and

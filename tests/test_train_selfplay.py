@@ -162,8 +162,8 @@ def test_resignation_and_its_check_games() -> None:
 def test_worker_processes_play_the_same_games_as_one_process() -> None:
     import torch
 
+    from agents.network.network import PolicyValueNet
     from train.config import Config, NetworkConfig
-    from train.network import PolicyValueNet
     from train.workers import InProcessExecutor, ProcessExecutor, split
 
     assert split([1, 2, 3, 4, 5], 2) == [(0, [1, 2, 3]), (3, [4, 5])]

@@ -3,25 +3,29 @@
 One job per module, in the order data flows through a run
 (``yinsh-train``, :mod:`train.cli` -> :func:`train.trainer.run`):
 
+* :mod:`train.cli`: the ``yinsh-train`` command;
 * :mod:`train.config`: every hyper-parameter, from YAML and overrides;
-* :mod:`train.network`: the residual policy-value network;
-* :mod:`train.mcts`: the search core (:mod:`agents.search`) configured as PUCT or Gumbel;
-* :mod:`train.inference`: batched network evaluation of search leaves;
+* :mod:`train.bounded_yaml`: YAML read with bounded work (configs, overrides);
+* :mod:`train.config_files`: the shipped configs by name (``--config quick``);
+* :mod:`train.preflight`: what the run needs of this machine, checked before any work;
+* :mod:`train.trainer`: the loop: prepare (fresh, resume, start weights), play, learn,
+  checkpoint, evaluate;
+* :mod:`train.init_weights`: a new run's network from an earlier one's weights;
+* :mod:`train.grow`: a network grown wider or deeper, computing the same function;
 * :mod:`train.selfplay`: many games in flight, one network batch per step;
 * :mod:`train.executor`: what every self-play backend shares;
-* :mod:`train.workers`: where self-play runs (in process, worker processes; Ray in
-  :mod:`train.ray_backend`);
+* :mod:`train.workers`: where self-play runs (in process, worker processes);
+* :mod:`train.ray_backend`: self-play on Ray actors;
 * :mod:`train.replay`: the replay window and symmetry-augmented batches;
 * :mod:`train.learner`: losses, AdamW, the learning-rate schedule;
 * :mod:`train.checkpoint`: atomic checkpoints, exact resume;
-* :mod:`train.evaluate`: arena matches, Elo across checkpoints, the best one;
-* :mod:`train.agent`: the ``net:path=...`` agent;
-* :mod:`train.plot`: learning curves from ``metrics.jsonl``.
+* :mod:`train.cpu_clock`: the CPU seconds a run spends;
+* :mod:`train.evaluate`: arena matches, Elo across checkpoints, the best one.
 
-Library examples beside it: :mod:`train.sb3_maskable_ppo` (sb3-contrib's
-MaskablePPO) and :mod:`train.rllib_example` (RLlib's PPO), whose saved
-policies play as agents ``sb3:path=MODEL.zip`` (:mod:`train.sb3_agent`) and
-``rllib:path=DIR`` (:mod:`train.rllib_agent`).
+The network, its search and its inference are the player's (:mod:`agents.network`):
+the trainer builds on them.  Sub-packages: :mod:`train.libraries` (training with
+SB3 and RLlib) and :mod:`train.tools` (curves, archives, averaging, distillation,
+exporting the shipped network: for finished runs).
 
 Modules are imported on use: ``import train`` loads nothing heavy.
 """

@@ -1,5 +1,9 @@
 """Checkpoints: everything a run needs to continue exactly, written atomically.
 
+Reading one, and its refusals, is :mod:`agents.network.checkpoint` (a player
+loads checkpoints without the trainer); this module writes them and re-exports
+the readers, so the trainer finds every checkpoint function here.
+
 A run directory holds ``checkpoints/iter_000012.pt`` (model, optimizer and
 schedule, step and iteration, RNG states, config, evaluation history) and,
 for the newest checkpoint only, ``checkpoints/iter_000012.replay.pt`` (the
@@ -9,44 +13,64 @@ complete, and a run killed mid-write resumes from the previous checkpoint.
 Files hold only tensors and plain values, so they load with
 ``torch.load(weights_only=True)`` (no arbitrary code runs when a checkpoint
 is opened).
-
-A file that cannot be used is refused when it is read, with a one-line
-:class:`CheckpointError` naming it: empty, not a PyTorch file (random bytes,
-cut short), a zip that is not one, objects other than tensors and plain values,
-another format or version, or weights that are not all finite (a diverged run:
-a network with a NaN weight would play, and train, on garbage without a word;
-the error names the tensor).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import random
-import re
 import shutil
-import warnings
-import zipfile
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import torch
 
+from agents.network.checkpoint import (
+    CHECKPOINT_DIR,
+    FORMAT,
+    VERSION,
+    CheckpointError,
+    check_weights,
+    checkpoint_iteration,
+    latest_checkpoint,
+    list_checkpoints,
+    load_weights,
+    read_file,
+    resolve_checkpoint,
+)
+from agents.network.network import PolicyValueNet
 from yinsh_env.atomic_write import write_atomic
 
 from .config import Config, ConfigError, config_from_dict
-from .network import PolicyValueNet
 
-FORMAT: Final = "yinsh-train-checkpoint"
-VERSION: Final = 1
-CHECKPOINT_DIR: Final = "checkpoints"
+__all__ = [
+    "BEST_NAME",
+    "CHECKPOINT_DIR",
+    "FORMAT",
+    "VERSION",
+    "CheckpointError",
+    "atomic_copy",
+    "atomic_save",
+    "check_weights",
+    "checkpoint_iteration",
+    "checkpoint_path",
+    "config_of",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "load_model",
+    "load_weights",
+    "prune_checkpoints",
+    "read_file",
+    "replay_path",
+    "resolve_checkpoint",
+    "rng_states",
+    "save_checkpoint",
+    "set_rng_states",
+    "slim_checkpoint",
+]
+
 BEST_NAME: Final = "best.pt"
-_NAME: Final = re.compile(r"^iter_(\d{6})\.pt$")
-
-
-class CheckpointError(ValueError):
-    """A missing, corrupt or foreign checkpoint file: the message names it."""
 
 
 def checkpoint_path(run_dir: str | Path, iteration: int) -> Path:
@@ -77,74 +101,6 @@ def atomic_save(obj: Any, path: Path) -> None:
 
 def atomic_copy(source: Path, target: Path) -> None:
     write_atomic(target, lambda tmp: shutil.copyfile(source, tmp))
-
-
-def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
-    """Load a file written by :func:`atomic_save`; CheckpointError naming it otherwise."""
-    path = Path(path)
-    if not path.is_file():
-        problem = (
-            "is a folder, not a file"
-            if path.is_dir()
-            else "is not a regular file"
-            if path.exists()
-            else "does not exist"
-        )
-        raise CheckpointError(f"{what} file {path} {problem}")
-    data = _torch_load(path, what)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{what} file {path} is not a yinsh training checkpoint")
-    if data.get("version") != VERSION:
-        raise CheckpointError(
-            f"{what} file {path} has format version {str(data.get('version'))[:20]}, "
-            f"expected {VERSION}"
-        )
-    if "model" in data:
-        check_weights(data["model"], f"{what} file {path}")
-    return data
-
-
-def _torch_load(path: Path, what: str) -> Any:
-    """``torch.load`` of tensors and plain values, its many failures told in one line."""
-    try:
-        if path.stat().st_size == 0:
-            raise CheckpointError(f"{what} file {path} is empty")
-        if not zipfile.is_zipfile(path):
-            raise CheckpointError(
-                f"{what} file {path} is not a PyTorch file (random bytes, or cut short)"
-            )
-        with warnings.catch_warnings():  # torch warns about pickle protocols on stderr
-            warnings.simplefilter("ignore")
-            return torch.load(path, map_location="cpu", weights_only=True)
-    except CheckpointError:
-        raise
-    except OSError as exc:
-        raise CheckpointError(f"cannot read {what} file {path}: {exc.strerror}") from None
-    except pickle.UnpicklingError:
-        raise CheckpointError(
-            f"{what} file {path} holds more than tensors and plain values, or is damaged "
-            "(not loaded: unpickling other objects could run code)"
-        ) from None
-    except Exception as exc:  # torch raises many kinds for damaged archives
-        raise CheckpointError(
-            f"{what} file {path} is a damaged or foreign archive, not a PyTorch "
-            f"checkpoint ({type(exc).__name__})"
-        ) from None
-
-
-def check_weights(model: Any, source: str) -> None:
-    """Raise CheckpointError unless ``model`` maps names to tensors whose values are finite."""
-    if not isinstance(model, dict) or not all(
-        isinstance(name, str) and isinstance(tensor, torch.Tensor) for name, tensor in model.items()
-    ):
-        raise CheckpointError(f"{source}: its model is not a mapping of names to tensors")
-    for name, tensor in model.items():
-        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            bad = int((~torch.isfinite(tensor)).sum())
-            raise CheckpointError(
-                f"{source}: tensor {name[:80]!r} holds {bad} NaN or infinite value(s) "
-                "(a diverged run? use an earlier checkpoint)"
-            )
 
 
 # --- random number generator states ------------------------------------------------
@@ -179,7 +135,7 @@ def _tuples(value: Any) -> Any:
     return value
 
 
-# --- saving and finding checkpoints --------------------------------------------------
+# --- saving checkpoints --------------------------------------------------
 
 
 def save_checkpoint(
@@ -209,45 +165,6 @@ def save_checkpoint(
         },
         path,
     )
-    return path
-
-
-def list_checkpoints(run_dir: str | Path) -> list[Path]:
-    """The run's iteration checkpoints, oldest first (only complete files have these names)."""
-    folder = Path(run_dir) / CHECKPOINT_DIR
-    if not folder.is_dir():
-        return []
-    found = [p for p in folder.iterdir() if _NAME.match(p.name)]
-    return sorted(found, key=lambda p: p.name)
-
-
-def checkpoint_iteration(path: Path) -> int:
-    match = _NAME.match(path.name)
-    if match is None:
-        raise CheckpointError(f"{path} is not named like an iteration checkpoint")
-    return int(match.group(1))
-
-
-def latest_checkpoint(run_dir: str | Path) -> Path | None:
-    """The newest complete checkpoint in a run directory, or None."""
-    found = list_checkpoints(run_dir)
-    return found[-1] if found else None
-
-
-def resolve_checkpoint(path: str | Path) -> Path:
-    """A checkpoint file, or a run directory's newest checkpoint; CheckpointError if none."""
-    path = Path(path)
-    if path.is_dir():
-        latest = latest_checkpoint(path)
-        if latest is None:
-            raise CheckpointError(
-                f"run directory {path} holds no checkpoint (no {CHECKPOINT_DIR}/iter_*.pt)"
-            )
-        return latest
-    if not path.exists():
-        raise CheckpointError(
-            f"checkpoint {path} does not exist (give a checkpoint file or a run directory)"
-        )
     return path
 
 
@@ -293,13 +210,3 @@ def load_model(path: str | Path) -> tuple[PolicyValueNet, Config, dict[str, Any]
     model = load_weights(PolicyValueNet(config.network), data, resolved)
     model.eval()
     return model, config, data
-
-
-def load_weights(model: PolicyValueNet, data: dict[str, Any], path: Path) -> PolicyValueNet:
-    """``model`` with a checkpoint's weights (``data["model"]``), or CheckpointError
-    naming the file and the weights that do not fit its network."""
-    try:
-        model.load_state_dict(data["model"])
-    except (KeyError, RuntimeError, TypeError, AttributeError) as exc:
-        raise CheckpointError(f"checkpoint {path} does not fit its network config: {exc}") from None
-    return model

@@ -29,7 +29,6 @@ import yaml
 from pydantic import (
     AfterValidator,
     BeforeValidator,
-    ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
@@ -37,6 +36,19 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 from pydantic.fields import FieldInfo
 
+from agents.network.config import (
+    SECTION_SCHEMA,
+    Bool,
+    NetworkConfig,
+    NonNegativeInt,
+    NonNegativeNumber,
+    Number,
+    PositiveInt,
+    PositiveNumber,
+    SearchConfig,
+    Simulations,
+    UnitInterval,
+)
 from agents.params import MAX_SIMS, MAX_THREADS, clip, device_name
 from agents.spec import AgentSpecError, parse_spec
 
@@ -48,19 +60,6 @@ MAX_SEED = 2**63 - 1
 
 class ConfigError(ValueError):
     """A config file or override that cannot be used: the message names the key."""
-
-
-def _number(value: object) -> object:
-    """Numbers stay numbers; YAML reads ``1e-3`` (no dot) as a string, so numeric
-    strings become floats; booleans are refused (``True == 1`` in Python)."""
-    if isinstance(value, bool):
-        raise ValueError("must be a number")
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise ValueError("must be a number") from None
-    return value
 
 
 def _amp(value: object) -> object:
@@ -89,97 +88,24 @@ def _ray_address(value: object) -> object:
     return value
 
 
-# Field types: integers and booleans are strict (no 2.0, no "yes"); numbers are
-# finite (no nan, no inf).
-#: An integer (no 2.0, no "3").
-Int = Annotated[int, Field(strict=True)]
-#: An integer above 0.
-PositiveInt = Annotated[int, Field(strict=True, gt=0)]
-#: An integer, 0 or more.
-NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+# Field types beside those of agents.network.config.
 #: Processes or threads: 1..:data:`~agents.params.MAX_THREADS` (no fork bomb by typo).
 Count = Annotated[int, Field(strict=True, ge=1, le=MAX_THREADS)]
 #: A seed: what numpy and torch take (0..2**63-1).
 Seed = Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)]
-#: Simulations of a search: 1..:data:`~agents.params.MAX_SIMS`, as any agent spec.
-Sims = Annotated[int, Field(strict=True, ge=1, le=MAX_SIMS)]
 #: Simulations where 0 skips the search: 0..:data:`~agents.params.MAX_SIMS`.
 OptionalSims = Annotated[int, Field(strict=True, ge=0, le=MAX_SIMS)]
 #: Processes where 0 means "as many as there are CPUs": 0..:data:`~agents.params.MAX_THREADS`.
 OptionalCount = Annotated[int, Field(strict=True, ge=0, le=MAX_THREADS)]
-#: A network's depth in residual blocks.
-Depth = Annotated[int, Field(strict=True, ge=1, le=256)]
-#: A network's size: far above any useful one, below what no machine holds.
-Width = Annotated[int, Field(strict=True, ge=1, le=4096)]
-#: ``true`` or ``false`` (no "yes", no 1).
-Bool = Annotated[bool, Field(strict=True)]
-#: A finite number (YAML's ``1e-3`` too; no booleans).
-Number = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False)]
-#: A finite number above 0.
-PositiveNumber = Annotated[Number, Field(gt=0)]
-#: A finite number, 0 or more.
-NonNegativeNumber = Annotated[Number, Field(ge=0)]
-#: A number from 0 to 1.
-Fraction = Annotated[Number, Field(ge=0, le=1)]
 #: An agent spec string, checked by :func:`agents.spec.parse_spec`.
 AgentSpec = Annotated[str, Field(strict=True), BeforeValidator(_spec)]
-#: ``true``, ``false``, or ``auto`` (:func:`train.inference.amp_enabled`).
+#: ``true``, ``false``, or ``auto`` (:func:`agents.network.inference.amp_enabled`).
 Amp = Annotated[bool | Literal["auto"], BeforeValidator(_amp)]
 #: A torch device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
 Device = Annotated[str, Field(strict=True), AfterValidator(device_name)]
 #: Where Ray runs: null (Ray's default), ``local``, ``auto``, ``ray://host:port`` or
 #: ``host:port``.
 RayAddress = Annotated[str | None, BeforeValidator(_ray_address)]
-
-#: Every section is a pydantic dataclass that refuses unknown keys.
-_SCHEMA = ConfigDict(extra="forbid")
-
-
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
-class NetworkConfig:
-    """The residual tower; see :mod:`train.network`."""
-
-    blocks: Depth = 6
-    channels: Width = 64
-    #: Hidden units of the value (and auxiliary margin) head.
-    value_hidden: Width = 64
-    #: An auxiliary head predicting the opponent's next action (KataGo), trained
-    #: with ``optim.opponent_policy_weight``; unused in play.
-    opponent_policy: Bool = False
-
-
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
-class SearchConfig:
-    """The tree search used by self-play and by the network agent."""
-
-    #: ``gumbel``: Gumbel root selection with sequential halving (strong with few
-    #: simulations); ``puct``: AlphaZero's PUCT with Dirichlet root noise.
-    algorithm: Literal["gumbel", "puct"] = "gumbel"
-    #: Simulations of a full search (the moves that become policy targets).
-    simulations: Sims = 64
-    c_puct: NonNegativeNumber = 1.5
-    #: First-play urgency: an unvisited child is valued at the parent's mean
-    #: value minus this (PUCT only).
-    fpu_reduction: Number = 0.2
-    dirichlet_alpha: NonNegativeNumber = 0.25
-    dirichlet_fraction: Fraction = 0.25
-    #: KataGo's forced playouts with policy-target pruning, k (2 in KataGo; 0
-    #: disables): PUCT only; Gumbel's sequential halving and improved-policy
-    #: target already do their job (:class:`agents.search.rules.PUCT`).
-    forced_playouts: NonNegativeNumber = 0.0
-    #: Actions sampled at the root by Gumbel-top-k (Gumbel only).
-    gumbel_considered: PositiveInt = 16
-    #: sigma(q) = (c_visit + max visits) * c_scale * q01, as in Gumbel MuZero
-    #: (c_visit 50, c_scale 1): with q01 = (q + 1) / 2, a value gap of 0.4 (a
-    #: row made) weighs about 10 logits in the policy target.
-    gumbel_c_visit: Number = 50.0
-    gumbel_c_scale: Number = 1.0
-    #: Map Q to [0, 1] by its min and max over the edges (mctx) instead of its
-    #: fixed range [-1, 1]; min-max turns an untrained value head's noise into
-    #: confident policy targets, which slows early learning.
-    gumbel_rescale_q: Bool = False
-    #: Keep the chosen child's subtree for the next move.
-    reuse_tree: Bool = True
 
 
 def _temperature_schedule(schedule: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -191,7 +117,7 @@ def _temperature_schedule(schedule: list[tuple[int, float]]) -> list[tuple[int, 
     return schedule
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class SelfPlayConfig:
     """How self-play games are played and which positions become targets."""
 
@@ -200,8 +126,8 @@ class SelfPlayConfig:
     games_in_flight: PositiveInt = 64
     #: Playout-cap randomisation: a move gets a full search (and becomes a
     #: policy target) with this probability, else a fast one.
-    full_search_prob: Fraction = 0.25
-    fast_simulations: Sims = 16
+    full_search_prob: UnitInterval = 0.25
+    fast_simulations: Simulations = 16
     #: Record positions with a single legal action too (value targets only,
     #: in effect: e.g. the removal of the only row just made).
     record_forced: Bool = True
@@ -215,11 +141,11 @@ class SelfPlayConfig:
     resign_threshold: Annotated[Number, Field(ge=-1, le=1)] = -0.95
     resign_moves: PositiveInt = 3
     #: Share of games that never resign, to measure false resignations.
-    resign_disabled_fraction: Fraction = 0.2
+    resign_disabled_fraction: UnitInterval = 0.2
     rings_to_win: Annotated[int, Field(strict=True, ge=1, le=5)] = 3
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class ReplayConfig:
     """The replay window that training samples from."""
 
@@ -237,7 +163,7 @@ class ReplayConfig:
             )
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class OptimConfig:
     """The learner: AdamW, a learning-rate schedule and the loss weights."""
 
@@ -247,13 +173,13 @@ class OptimConfig:
     lr_schedule: Literal["cosine", "constant"] = "cosine"
     warmup_steps: NonNegativeInt = 100
     #: The cosine schedule decays to ``lr * final_lr_fraction``.
-    final_lr_fraction: Fraction = 0.1
+    final_lr_fraction: UnitInterval = 0.1
     weight_decay: NonNegativeNumber = 1e-4
     grad_clip: NonNegativeNumber = 5.0
     value_weight: NonNegativeNumber = 1.0
     #: Value target ``(1 - w) * result + w * search value`` (the root value of the
     #: position's full search; forced moves keep the result); 0: the result alone.
-    search_value_weight: Fraction = 0.0
+    search_value_weight: UnitInterval = 0.0
     #: Auxiliary target: final rings-removed margin (0 disables).
     margin_weight: NonNegativeNumber = 0.25
     #: Auxiliary target: who owns each point's marker at the end (0 disables).
@@ -263,7 +189,7 @@ class OptimConfig:
     opponent_policy_weight: NonNegativeNumber = 0.0
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class EvalConfig:
     """Periodic evaluation through the arena during the run."""
 
@@ -286,7 +212,7 @@ class EvalConfig:
     db: str | None = None
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class RayConfig:
     """Self-play on a Ray cluster (``backend: ray``); see :mod:`train.ray_backend`."""
 
@@ -313,7 +239,7 @@ class RayConfig:
     ship_code: Bool = False
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class InitConfig:
     """Where a new run's network starts (:mod:`train.init_weights`).
 
@@ -336,7 +262,7 @@ class InitConfig:
     grow: Bool = False
 
 
-@pydantic_dataclasses.dataclass(config=_SCHEMA)
+@pydantic_dataclasses.dataclass(config=SECTION_SCHEMA)
 class Config:
     """A whole training run."""
 
@@ -361,7 +287,7 @@ class Config:
     inference: Literal["auto", "torch", "onnx"] = "auto"
     #: Arithmetic of the ONNX Runtime network in self-play: ``fp32``, or ``int8``
     #: convolutions (about 2x the positions/s, calibrated on the iteration's
-    #: weights when the workers load them; :mod:`train.quantize`).  Int8 plays
+    #: weights when the workers load them; :mod:`agents.network.quantize`).  Int8 plays
     #: other games than fp32 (its evaluations differ slightly); learning is fp32.
     inference_precision: Literal["fp32", "int8"] = "fp32"
     #: ``inprocess``, ``process`` (a pool of ``workers`` self-play processes) or

@@ -14,7 +14,7 @@ every evaluated checkpoint.  The baselines that are anchors of the fixed
 rating scale (:mod:`agents.evaluation.scale`: ``random``, ``greedy``,
 ``alphabeta``, ...) keep their frozen ratings in that fit, so ``eval/elo`` is
 on the scale every run shares, and curves of different runs and configs
-compare (``python -m train.curve RUN...``).  A run whose baselines hold no
+compare (``python -m train.tools.curve RUN...``).  A run whose baselines hold no
 anchor (or of a variant the scale was not calibrated for) is rated with its
 first baseline at 0, and its history says so (``history["scale"]`` is None).
 The checkpoint with the best rating is copied to ``best.pt``.

@@ -14,10 +14,11 @@ from typing import Protocol
 
 import torch
 
+from agents.network.inference import amp_enabled
+from agents.network.network import PolicyValueNet
+from agents.network.onnx_inference import make_evaluator
+
 from .config import Config
-from .inference import amp_enabled
-from .network import PolicyValueNet
-from .onnx_inference import make_evaluator
 from .selfplay import SelfPlayResult, play_games
 
 __all__ = ["SelfPlayExecutor", "Weights", "play_with_weights"]

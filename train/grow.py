@@ -29,8 +29,9 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor
 
+from agents.network.network import PolicyValueNet
+
 from .config import NetworkConfig
-from .network import PolicyValueNet
 
 __all__ = ["grow_state_dict", "grown_if_allowed", "why_not_grown"]
 

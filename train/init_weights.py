@@ -22,11 +22,12 @@ from typing import Any
 
 import torch
 
+from agents.network.network import PolicyValueNet
+
 from .checkpoint import CheckpointError, config_of, load_weights, read_file, resolve_checkpoint
 from .config import Config, NetworkConfig
 from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
 from .grow import grown_if_allowed
-from .network import PolicyValueNet
 
 __all__ = ["InitWeights", "load_init_weights", "resolve_init_path"]
 
@@ -61,11 +62,11 @@ class InitWeights:
 def resolve_init_path(weights: str) -> Path:
     """The file ``init.weights`` names; InitWeightsError when there is none.
 
-    A shipped network's name (``pretrained``, ``anchor-v1``: ``train/weights/``)
+    A shipped network's name (``pretrained``, ``anchor-v1``: ``agents/network/weights/``)
     comes first, so a config can name the network a run started from even after
     ``pretrained`` has been replaced by a newer one.
     """
-    from .pretrained import shipped_weights, weights_path
+    from agents.network.pretrained import shipped_weights, weights_path
 
     if weights == PRETRAINED or weights in shipped_weights():
         return weights_path(weights)

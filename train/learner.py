@@ -26,10 +26,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from agents.network.network import PolicyValueNet
 from yinsh_env.geometry import N_POINTS
 
 from .config import OptimConfig
-from .network import PolicyValueNet
 from .replay import Batch
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import importlib.util
 
-import torch
-
 from agents.evaluation.results_db import ResultsDBError, check_db
+from agents.network.inference import DeviceError
+from agents.network.inference import check_device as check_torch_device
 from agents.spec import AgentSpecError, make_agent
 
 from .config import Config, ConfigError
@@ -26,23 +26,11 @@ __all__ = ["check_device", "check_runnable"]
 
 def check_device(name: str, key: str = "device") -> None:
     """Raise ConfigError unless the torch device ``name`` (``auto``, ``cpu``,
-    ``cuda[:N]``, ``mps``) is usable here."""
-    if name in ("auto", "cpu"):
-        return
+    ``cuda[:N]``, ``mps``) is usable here (:func:`agents.network.inference.check_device`)."""
     try:
-        device = torch.device(name)
-    except (RuntimeError, ValueError) as exc:
-        raise ConfigError(f"{key}: {name!r} is not a torch device ({exc})") from None
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise ConfigError(f"{key}: {name!r} asked for, but this machine has no CUDA device")
-        if device.index is not None and device.index >= count:
-            raise ConfigError(f"{key}: {name!r} asked for, but CUDA has {count} device(s)")
-    elif device.type == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError(f"{key}: 'mps' asked for, but MPS is not available on this machine")
-    elif device.type not in ("cpu", "cuda", "mps"):
-        raise ConfigError(f"{key}: {name!r} is not supported (auto, cpu, cuda[:N] or mps)")
+        check_torch_device(name, key)
+    except DeviceError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def check_runnable(config: Config) -> None:

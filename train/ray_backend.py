@@ -42,10 +42,11 @@ from typing import Any
 
 import torch
 
+from agents.network.network import PolicyValueNet
+
 from .config import Config, ConfigError, RayConfig, config_from_dict
 from .cpu_clock import task_cpu_seconds
 from .executor import Weights, play_with_weights
-from .network import PolicyValueNet
 from .selfplay import SelfPlayResult
 
 try:

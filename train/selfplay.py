@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.network.mcts import search_rules
 from agents.search import BatchEvaluator, Leaf, Node, Search, advance
 from yinsh_env.aec_env import AGENTS, env
 from yinsh_env.aec_env import raw_env as RawEnv
 from yinsh_env.observation import bitboard_plane
 
 from .config import SearchConfig, SelfPlayConfig
-from .mcts import search_rules
 from .replay import GameSamples, pack_planes
 
 

@@ -33,7 +33,7 @@ A run can start from an earlier network's weights (config ``init``,
 :mod:`train.init_weights`): its CPU clock then starts at the seconds that
 trained them, and ``history["init"]`` names the file and its SHA-256.  A
 checkpoint resumed without its replay file (restored from git by
-:mod:`train.run_archive`) restarts the window empty: the log says so, the
+:mod:`train.tools.run_archive`) restarts the window empty: the log says so, the
 next iteration's metrics carry ``replay/restarted``, ``history["replay_restarts"]``
 lists where, and learning waits until the window holds ``replay.min_positions``.
 ``--resume`` with ``init.grow=true`` and a bigger ``network`` (or one with the
@@ -61,6 +61,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from agents.network.inference import amp_enabled, resolve_device
+from agents.network.network import PolicyValueNet, count_parameters
 from yinsh_env import Result, Termination
 from yinsh_env.atomic_write import write_text_atomic
 
@@ -83,10 +85,8 @@ from .cpu_clock import CPU_KEY, CpuClock
 from .evaluate import evaluate, new_history
 from .executor import SelfPlayExecutor
 from .grow import grown_if_allowed
-from .inference import amp_enabled, resolve_device
 from .init_weights import load_init_weights
 from .learner import Learner, carry_optimizer_state
-from .network import PolicyValueNet, count_parameters
 from .preflight import check_runnable
 from .replay import ReplayBuffer
 from .selfplay import SelfPlayResult
@@ -244,7 +244,7 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
         if replay_path(checkpoint).exists():
             replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
         else:
-            # A checkpoint restored without its replay file (train.run_archive): the
+            # A checkpoint restored without its replay file (train.tools.run_archive): the
             # window starts empty and learning waits for replay.min_positions again.
             state.replay_restarted = True
             state.history.setdefault(RESTARTS_KEY, []).append(state.iteration)

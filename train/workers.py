@@ -20,13 +20,13 @@ from typing import Any
 
 import torch
 
+from agents.network.inference import resolve_device
+from agents.network.network import PolicyValueNet
 from agents.worker_pool import guarded_pool, kill_workers, results_as_finished
 
 from .config import Config, config_from_dict
 from .cpu_clock import task_cpu_seconds
 from .executor import SelfPlayExecutor, Weights, play_with_weights
-from .inference import resolve_device
-from .network import PolicyValueNet
 from .selfplay import SelfPlayResult
 
 

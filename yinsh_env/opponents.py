@@ -8,7 +8,7 @@ for uniformly random moves, an object with ``act(state)`` or
 ``act_observation(observation)``, or a callable), or, for a multi-agent
 library, any label such as an RLlib module id.  Building opponents from agent
 specs (:mod:`agents.league`) and freezing copies of a learner
-(:mod:`train.sb3_selfplay`, :mod:`train.rllib_league`) live downstream.
+(:mod:`train.libraries.sb3_selfplay`, :mod:`train.libraries.rllib_league`) live downstream.
 
 Three samplers share one small interface (:class:`OpponentSampler`):
 ``sample(rng)`` returns an :class:`Entry` (a name, the opponent, its record),

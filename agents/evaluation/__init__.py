@@ -15,5 +15,6 @@
 * :mod:`~agents.evaluation.sprt`: the sequential test on game pairs
   (``--sprt``);
 * :mod:`~agents.evaluation.results_db`: every finished game in SQLite
-  (``--db``), rated by ``yinsh-ratings`` (:mod:`~agents.evaluation.ratings_cli`).
+  (``--db``), rated by ``yinsh-ratings`` (:mod:`~agents.evaluation.ratings_cli`),
+  each game with the code's version (:mod:`~agents.evaluation.version`).
 """

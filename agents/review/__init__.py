@@ -3,7 +3,8 @@
 :func:`~agents.review.core.review_record` and
 :func:`~agents.review.core.review_game` do the work (:mod:`agents.review.core`);
 :mod:`agents.review.output` writes the JSON, the annotated record and the value
-graph; ``yinsh-review`` is :mod:`agents.review.cli`;
+graph; :mod:`agents.review.steadiness` measures how steady and how right an
+agent's value is along reviewed games; ``yinsh-review`` is :mod:`agents.review.cli`;
 :func:`~agents.review.notebook.review` is the notebook's entry; the web app runs
 reviews as bounded jobs (:mod:`agents.web.reviews`).
 """

@@ -7,7 +7,10 @@
 * :mod:`~agents.search.core`: :class:`Search`, driven one leaf at a time so
   that many searches batch their leaves (:func:`run_searches`);
 * :mod:`~agents.search.rollout`: the heuristic-scored rollout evaluator; the
-  network evaluator lives in :mod:`train.inference`;
+  network evaluator lives in :mod:`agents.network.inference`;
+* :mod:`~agents.search.visited`: Gumbel's selections over the visited edges only;
+* :mod:`~agents.search.cache`: network evaluations remembered by position;
+* :mod:`~agents.search.budget`: a search on a clock (simulations planned from the rate);
 * :mod:`~agents.search.analysis`: :class:`Analysis`, what a search found;
 * :mod:`~agents.search.stopping`: :func:`stop_when`, cancelling a running
   search from another thread (it returns its best so far).

@@ -6,7 +6,7 @@ answer, so a caller can advance many searches (many self-play games) and
 evaluate all their leaves in one batch (:func:`run_searches`).  What the
 search selects is its :class:`~agents.search.rules.Rules` (UCT, PUCT,
 Gumbel); what a leaf is worth is the evaluator's business: a network
-(:mod:`train.inference`), rollouts scored by the heuristic
+(:mod:`agents.network.inference`), rollouts scored by the heuristic
 (:mod:`agents.search.rollout`), or any function with the
 :data:`BatchEvaluator` signature.  Values follow the convention of
 :mod:`agents.search.tree`.

@@ -26,6 +26,8 @@ stale; every answer is JSON with a short error.
 * :mod:`agents.web.jobs`: agents' work on a bounded pool, each job cancellable.
 * :mod:`agents.web.session`: one game (history, players, its agents' jobs).
 * :mod:`agents.web.store`: the games by id (at most ``MAX_GAMES``).
+* :mod:`agents.web.clients`: who is asking: only the page may change state; each
+  client has its own games.
 * :mod:`agents.web.position`: the position as the page draws it; pasted text read.
 * :mod:`agents.web.errors`: refusals with their status, quoting bounded slices.
 * :mod:`agents.web.reviews`: a game review as one bounded, cancellable job.

@@ -15,11 +15,11 @@ the file's ``metadata["average"]["batch_norm"]`` says so.
 
 Command line::
 
-    python -m train.average runs/long/checkpoints/iter_000540.pt \\
+    python -m train.tools.average runs/long/checkpoints/iter_000540.pt \\
         runs/long/checkpoints/iter_000560.pt runs/long --out averaged.pt
 
 The output is a slim checkpoint (:func:`train.checkpoint.slim_checkpoint`):
-``net:path=averaged.pt``, ``init.weights`` and ``python -m train.pretrained
+``net:path=averaged.pt``, ``init.weights`` and ``python -m train.tools.pretrained
 export`` all load it.
 """
 
@@ -36,8 +36,8 @@ import torch
 from torch.optim.swa_utils import AveragedModel, update_bn
 
 from agents.cli_args import any_path, int_in, output_file
-
-from .checkpoint import (
+from agents.network.network import PolicyValueNet
+from train.checkpoint import (
     CheckpointError,
     atomic_save,
     config_of,
@@ -47,9 +47,8 @@ from .checkpoint import (
     resolve_checkpoint,
     slim_checkpoint,
 )
-from .cpu_clock import CPU_KEY
-from .network import PolicyValueNet
-from .replay import ReplayBuffer
+from train.cpu_clock import CPU_KEY
+from train.replay import ReplayBuffer
 
 #: Positions the batch-norm statistics are measured on, by default.
 DEFAULT_BN_POSITIONS: Final = 4096
@@ -114,7 +113,7 @@ def average_checkpoints(
     out = slim_checkpoint({**newest, "model": net.state_dict()}, metadata)
     history = newest.get("history")
     if isinstance(history, dict) and CPU_KEY in history:
-        # The newest checkpoint's CPU clock: where train.pretrained export and
+        # The newest checkpoint's CPU clock: where agents.network.pretrained export and
         # init.weights continue the count from.
         out["history"] = {CPU_KEY: float(history[CPU_KEY])}
     return out
@@ -140,7 +139,7 @@ def _batches(planes: np.ndarray) -> Iterator[torch.Tensor]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m train.average",
+        prog="python -m train.tools.average",
         description="Average the weights of a run's checkpoints into one network (SWA).",
     )
     parser.add_argument(
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = average_checkpoints(args.checkpoints, args.replay, args.bn_positions, args.seed)
     except (CheckpointError, OSError) as exc:
-        print(f"train.average: {exc}", file=sys.stderr)
+        print(f"train.tools.average: {exc}", file=sys.stderr)
         return 2
     atomic_save(data, args.out)
     info = data["metadata"]["average"]

@@ -5,7 +5,7 @@
 sequential halving at the root, the improved policy as the target), ``puct``
 gives :class:`~agents.search.rules.PUCT` (Dirichlet root noise, visit counts
 as the target).  Leaves are evaluated by the network in batches
-(:class:`train.inference.NetworkEvaluator`); values follow the core's
+(:class:`agents.network.inference.NetworkEvaluator`); values follow the core's
 convention (:mod:`agents.search.tree`).
 """
 

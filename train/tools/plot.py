@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m train.plot runs/quick --out curve.png
+    python -m train.tools.plot runs/quick --out curve.png
 
 Needs matplotlib (``pip install 'yinsh[plot]'``).
 """
@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli_args import check_writable_file, image_file, input_dir
-
-from .trainer import METRICS_NAME, RunError, read_metrics
+from train.trainer import METRICS_NAME, RunError, read_metrics
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:
@@ -81,7 +80,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.plot", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m train.tools.plot", description=__doc__)
     parser.add_argument("run_dir", type=input_dir)
     parser.add_argument("--out", type=image_file, help="image file (default RUN_DIR/curve.png)")
     args = parser.parse_args(argv)
@@ -94,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plot_run(args.run_dir, out)
     except (FileNotFoundError, ImportError, RunError) as exc:
-        print(f"train.plot: {exc}", file=sys.stderr)
+        print(f"train.tools.plot: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
     return 0

@@ -2,10 +2,10 @@
 
 Needs the optional extra: ``pip install -e ".[sb3]"``.  Examples::
 
-    python -m train.sb3_maskable_ppo --timesteps 20000 --opponent random --eval-games 50
-    python -m train.sb3_maskable_ppo --self-play --opponent greedy --minutes 60 \
+    python -m train.libraries.sb3_maskable_ppo --timesteps 20000 --opponent random --eval-games 50
+    python -m train.libraries.sb3_maskable_ppo --self-play --opponent greedy --minutes 60 \
         --timesteps 100000000 --save runs/sb3/selfplay.zip
-    python -m train.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
+    python -m train.libraries.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
 
 The learner alternates sides between episodes.  Its opponents are agent specs
 (``random``, ``greedy``, ``alphabeta:depth=1``, ...): one ``--opponent``
@@ -17,10 +17,10 @@ opponents it beats least); ``--curriculum A B ...`` meets graded opponents
 one at a time, moving on at a score of ``--promote-at`` over
 ``--promote-window`` games, and with a pool too, takes ``--curriculum-share``
 of the episodes.  Every ``--report-every`` steps a line gives the learner's
-score against each opponent met since the last (:mod:`train.sb3_selfplay`);
+score against each opponent met since the last (:mod:`train.libraries.sb3_selfplay`);
 at the end a profile line splits the time between the environments (with
 the opponents' moves) and the network.  ``--warm-start`` starts the policy
-from the shipped network, ``pretrained:sims=0`` (:mod:`train.sb3_warmstart`;
+from the shipped network, ``pretrained:sims=0`` (:mod:`agents.libraries.sb3_models`;
 ``--warm-start anchor-v1``: the first one), and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
@@ -32,7 +32,7 @@ planes and the 2,142-entry mask into 4,199 inputs of an MLP: about 2.8 million
 weights, saved with Adam's two moment estimates each, a 34 MB model file, and
 slow.  The CNN has about 0.4 million weights (a model file of about 5 MB,
 Adam's state included, which SB3 always saves).  ``--save`` writes the model
-that the agent spec ``sb3:path=MODEL.zip`` plays (:mod:`train.sb3_agent`).
+that the agent spec ``sb3:path=MODEL.zip`` plays (:mod:`agents.libraries.sb3_agent`).
 This is a baseline for library users, not the project's trainer (see
 :mod:`train` for the AlphaZero-style one).
 """
@@ -51,18 +51,16 @@ import torch
 from agents import make_agent
 from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.evaluation.elo import Tally
+from agents.libraries.library_agent import save_variant
+from agents.libraries.sb3_models import PlanesCNN
 from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES
 
-from .library_agent import save_variant
-from .small_cnn import conv_trunk
-
 try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from .sb3_selfplay import (
@@ -117,21 +115,6 @@ def make_vec_env(
     return DummyVecEnv([factory(i) for i in range(envs)])
 
 
-class PlanesCNN(BaseFeaturesExtractor):
-    """Two 3x3 convolutions over the planes, a 1x1 squeeze to 8 channels, one dense layer.
-
-    Reads ``observation`` (channel-last planes) and ignores ``action_mask``.
-    """
-
-    def __init__(self, observation_space: Any, channels: int = 16, features_dim: int = 128) -> None:
-        super().__init__(observation_space, features_dim)
-        height, width, planes = observation_space["observation"].shape
-        self.net = conv_trunk(channels, features_dim, planes, height * width)
-
-    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
-        return self.net(observations["observation"].permute(0, 3, 1, 2))
-
-
 class TimeLimit(BaseCallback):
     """Stops training after ``seconds`` of wall time (checked after every step)."""
 
@@ -160,13 +143,13 @@ def build_model(
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
-    ``warm_start``: the shipped network instead (:mod:`train.sb3_warmstart`; a
+    ``warm_start``: the shipped network instead (:mod:`agents.libraries.sb3_models`; a
     string names which, ``True`` is ``pretrained``; ``channels``, ``features`` and
     ``hidden`` do not apply).
     """
     if warm_start:
-        from .pretrained import weights_path
-        from .sb3_warmstart import PretrainedPolicy
+        from agents.libraries.sb3_models import PretrainedPolicy
+        from agents.network.pretrained import weights_path
 
         name = "pretrained" if warm_start is True else str(warm_start)
         weights_path(name)  # a clear error naming it, before any model is built
@@ -220,9 +203,9 @@ def _zip_file(text: str) -> Path:
 
 
 def _shipped_network(text: str) -> str:
-    """An argparse type: the name of a network in ``train/weights/`` (``pretrained``)."""
-    from .checkpoint import CheckpointError
-    from .pretrained import weights_path
+    """An argparse type: the name of a network in ``agents/network/weights/`` (``pretrained``)."""
+    from agents.network.pretrained import weights_path
+    from train.checkpoint import CheckpointError
 
     try:
         weights_path(text)  # its error names the network and lists the shipped ones
@@ -233,7 +216,7 @@ def _shipped_network(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser = argparse.ArgumentParser(
-        prog="python -m train.sb3_maskable_ppo", description=__doc__.splitlines()[0]
+        prog="python -m train.libraries.sb3_maskable_ppo", description=__doc__.splitlines()[0]
     )
     count = int_in(1, 1_000_000_000)
     parser.add_argument("--timesteps", type=count, default=20_000, help="learner decisions")
@@ -379,8 +362,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    # The importable module's main, so that saved models name train.sb3_maskable_ppo's
+    # The importable module's main, so that saved models name train.libraries.sb3_maskable_ppo's
     # classes rather than copies of __main__'s.
-    from train.sb3_maskable_ppo import main as module_main
+    from train.libraries.sb3_maskable_ppo import main as module_main
 
     module_main()

@@ -1,6 +1,6 @@
 """A policy trained by the RLlib example as an agent: spec ``rllib:path=CHECKPOINT``.
 
-``CHECKPOINT`` is the learner's module as :mod:`train.rllib_example` saves
+``CHECKPOINT`` is the learner's module as :mod:`train.libraries.rllib_example` saves
 it (``--save DIR``), or a whole RLlib algorithm checkpoint
 (``algo.save_to_path``), whose ``learner_group/learner/rl_module/learner``
 module is then used.  Each decision encodes the position from the acting
@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.network.checkpoint import check_weights
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
-from .checkpoint import check_weights
 from .library_agent import SavedPolicyAgent
+from .renamed import RLLIB_RENAMED, old_module_names
 
 #: Where an algorithm checkpoint keeps the learner's module.
 ALGORITHM_MODULE_DIR = Path("learner_group", "learner", "rl_module")
@@ -43,10 +44,11 @@ def module_dir(path: str, module_id: str) -> Path:
 
 
 def load_masked_module(path: str) -> Any:
-    """Load the example's :class:`~train.rllib_example.MaskedPolicyModule` from a checkpoint."""
-    from . import rllib_example
+    """Load the example's :class:`~agents.libraries.rllib_models.MaskedPolicyModule`
+    from a checkpoint (one saved under the old module names too)."""
+    from . import rllib_models
 
-    directory = module_dir(path, rllib_example.LEARNER)
+    directory = module_dir(path, rllib_models.LEARNER)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     # RLlib's RLModule constructor logs a deprecation against RLlib's own code.
@@ -54,7 +56,8 @@ def load_masked_module(path: str) -> Any:
     level = deprecations.level
     deprecations.setLevel(logging.ERROR)
     try:
-        module: Any = RLModule.from_checkpoint(directory)
+        with old_module_names(RLLIB_RENAMED):
+            module: Any = RLModule.from_checkpoint(directory)
     except Exception as exc:  # RLlib raises many kinds for a bad directory (pickle, io)
         raise ValueError(f"cannot load RLlib checkpoint {str(directory)!r}: {exc}") from exc
     finally:
@@ -74,10 +77,10 @@ class RLlibAgent(SavedPolicyAgent):
 
     def load(self, path: str) -> Path:
         self.module = load_masked_module(path)
-        from . import rllib_example
+        from .rllib_models import LEARNER
 
         # Written beside the module by the example's --save (none: any variant).
-        return module_dir(path, rllib_example.LEARNER)
+        return module_dir(path, LEARNER)
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask()

@@ -1,6 +1,6 @@
 """A MaskablePPO model (sb3-contrib) as an agent: spec ``sb3:path=MODEL.zip``.
 
-The model is one saved by :mod:`train.sb3_maskable_ppo` (``--save``), or any
+The model is one saved by :mod:`train.libraries.sb3_maskable_ppo` (``--save``), or any
 MaskablePPO model over the environment's observation dict.  Each decision
 encodes the position from the acting player's side
 (:func:`yinsh_env.observation.encode`) and takes the policy's distribution
@@ -17,14 +17,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
+from agents.network.checkpoint import check_weights
 from yinsh_env.actions import N_ACTIONS
-from yinsh_env.observation import OBS_SHAPE
+from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
 
-from .checkpoint import check_weights
 from .library_agent import SavedPolicyAgent
-from .sb3_selfplay import policy_probabilities
+from .renamed import SB3_RENAMED, old_module_names
+
+
+def policy_probabilities(policy: Any, state: State) -> np.ndarray:
+    """A MaskablePPO policy's probabilities over all actions for ``state``, 0 where illegal."""
+    mask = state.legal_mask().astype(bool)
+    observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
+    with torch.no_grad():
+        probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
+    return probs.numpy().astype(np.float64) * mask
 
 
 def model_file(path: str) -> Path:
@@ -42,10 +52,9 @@ def load_maskable_ppo(path: str) -> Any:
     file = model_file(path)
     from sb3_contrib import MaskablePPO
 
-    import train.sb3_maskable_ppo  # noqa: F401  (defines PlanesCNN, which the file refers to)
-
     try:
-        model = MaskablePPO.load(file, device="cpu")
+        with old_module_names(SB3_RENAMED):
+            model = MaskablePPO.load(file, device="cpu")
     except Exception as exc:  # SB3 raises many kinds for a bad file (zip, pickle, torch)
         raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from exc
     spaces: Any = model.observation_space

@@ -2,14 +2,14 @@
 
 Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
 
-    python -m train.rllib_example --iterations 20                      # self-play
-    python -m train.rllib_example --minutes 60 --snapshots 5 --eval-every 20  # with snapshots
-    python -m train.rllib_example --iterations 20 --opponent greedy    # against a baseline
-    python -m train.rllib_example --minutes 14 --opponent random --save runs/rllib
-    python -m train.rllib_example --iterations 50 --env-runners 4 --address auto
+    python -m train.libraries.rllib_example --iterations 20                    # self-play
+    python -m train.libraries.rllib_example --minutes 60 --snapshots 5 --eval-every 20
+    python -m train.libraries.rllib_example --iterations 20 --opponent greedy  # a baseline
+    python -m train.libraries.rllib_example --minutes 14 --opponent random --save runs/rllib
+    python -m train.libraries.rllib_example --iterations 50 --env-runners 4 --address auto
 
 ``--save DIR`` writes the learner's module, which the agent spec
-``rllib:path=DIR`` plays (:mod:`train.rllib_agent`).  Normal output is the
+``rllib:path=DIR`` plays (:mod:`agents.libraries.rllib_agent`).  Normal output is the
 example's own lines; ``--verbose`` keeps Ray's and RLlib's logs.
 
 The adapter, step by step:
@@ -35,7 +35,7 @@ The adapter, step by step:
   works because observations are written from the acting player's side.
   ``--snapshots L`` adds a league: ``L`` frozen copies of the learner, one
   taken every ``--snapshot-every`` iterations, meet it in all episodes but
-  ``--self-share`` of them (:mod:`train.rllib_league`); ``--league-opponents
+  ``--self-share`` of them (:mod:`train.libraries.rllib_league`); ``--league-opponents
   random`` adds fixed agents met in ``--league-share`` of the episodes.  Self-play's mean
   return is 0 by symmetry, so ``--eval-every K`` prints the policy's score
   against ``--eval-opponent`` every ``K`` iterations: the run's progress.
@@ -52,7 +52,6 @@ legal.  This is a baseline for RLlib users, not the project's trainer (see
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import os
 import time
@@ -62,26 +61,22 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from agents import Agent, make_agent
 from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
+from agents.libraries.library_agent import save_variant
+from agents.libraries.rllib_models import LEARNER, MaskedPolicyModule, model_settings
 from agents.params import MAX_THREADS
 from yinsh_env import env as make_aec_env
-from yinsh_env.actions import N_ACTIONS
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
-from .library_agent import save_variant
 from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
-from .small_cnn import conv_trunk
 
 try:
     from ray.rllib.core.columns import Columns
-    from ray.rllib.core.rl_module.apis import ValueFunctionAPI
     from ray.rllib.core.rl_module.rl_module import RLModule
-    from ray.rllib.core.rl_module.torch import TorchRLModule
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
@@ -89,7 +84,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 ENV_NAME = "yinsh_pettingzoo"
-LEARNER = "learner"
 BASELINE = "baseline"
 
 
@@ -97,80 +91,6 @@ def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
     """The YINSH AEC environment as an RLlib ``MultiAgentEnv``."""
     env_config = env_config or {}
     return PettingZooEnv(make_aec_env(rings_to_win=int(env_config.get("rings_to_win", 3))))
-
-
-def model_settings(model_config: Any) -> dict[str, Any]:
-    """An RLModule's ``model_config`` (a dict, RLlib's dataclass, or None) as a dict."""
-    if model_config is None:
-        return {}
-    if isinstance(model_config, dict):
-        return model_config
-    return dataclasses.asdict(model_config)
-
-
-def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Illegal actions' logits set to the lowest float; rows with no legal action unchanged."""
-    legal = mask.bool()
-    keep = legal | ~legal.any(dim=-1, keepdim=True)
-    return torch.where(keep, logits, torch.finfo(logits.dtype).min)
-
-
-class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
-    """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
-
-    ``model_config``: ``channels`` (conv filters, default 16), ``hidden``
-    (units of the shared layer, default 128).  A 1x1 convolution squeezes the
-    trunk to 8 channels before the dense layer, which keeps the module small
-    (about 0.4 million weights) and fast on a CPU.
-    """
-
-    def setup(self) -> None:
-        settings = model_settings(self.model_config)
-        channels = int(settings.get("channels", 16))
-        hidden = int(settings.get("hidden", 128))
-        self.trunk = conv_trunk(channels, hidden)
-        self.policy_head = nn.Linear(hidden, N_ACTIONS)
-        self.value_head = nn.Linear(hidden, 1)
-        nn.init.normal_(self.policy_head.weight, std=0.01)
-        nn.init.zeros_(self.policy_head.bias)
-
-    def _embed(self, batch: dict[str, Any]) -> torch.Tensor:
-        planes = batch[Columns.OBS]["observation"].float()
-        return self.trunk(planes.permute(0, 3, 1, 2))  # channel-last planes -> NCHW
-
-    def _outputs(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-        embeddings = self._embed(batch)
-        logits = mask_logits(self.policy_head(embeddings), batch[Columns.OBS]["action_mask"])
-        return embeddings, logits
-
-    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        _, logits = self._outputs(batch)
-        return {Columns.ACTION_DIST_INPUTS: logits}
-
-    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        embeddings, logits = self._outputs(batch)
-        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: embeddings}
-
-    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
-        if embeddings is None:
-            embeddings = self._embed(batch)
-        return self.value_head(embeddings).squeeze(-1)
-
-    def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
-        """The masked logits over the 2142 actions for one environment observation."""
-        batch = {
-            Columns.OBS: {
-                "observation": torch.as_tensor(observation["observation"][None]),
-                "action_mask": torch.as_tensor(observation["action_mask"][None]),
-            }
-        }
-        with torch.no_grad():
-            logits = self.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return logits[0].numpy()
-
-    def greedy_action(self, observation: dict[str, np.ndarray]) -> int:
-        """The most likely legal action for one environment observation."""
-        return int(self.masked_logits(observation).argmax())
 
 
 class BaselineModule(RLModule):
@@ -240,7 +160,7 @@ def build_config(
     """The PPO config: masked module(s), self-play or a baseline opponent.
 
     ``snapshots`` (self-play only) adds that many untrained slots of the
-    learner's class for :class:`~train.rllib_league.SnapshotLeague`; until
+    learner's class for :class:`~train.libraries.rllib_league.SnapshotLeague`; until
     it fills one, every episode is pure self-play.  ``league_opponents`` (agent
     specs, self-play only) join the league from the start as fixed modules, met in
     ``league_share`` of the episodes.
@@ -334,7 +254,7 @@ def _opponent(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser = argparse.ArgumentParser(
-        prog="python -m train.rllib_example", description=__doc__.splitlines()[0]
+        prog="python -m train.libraries.rllib_example", description=__doc__.splitlines()[0]
     )
     count = int_in(1, 1_000_000_000)
     parser.add_argument("--iterations", type=count, default=10, help="PPO training iterations")
@@ -524,8 +444,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
 
 
 if __name__ == "__main__":
-    # The importable module's main, so that saved models name train.rllib_example's
+    # The importable module's main, so that saved models name train.libraries.rllib_example's
     # classes rather than copies of __main__'s.
-    from train.rllib_example import main as module_main
+    from train.libraries.rllib_example import main as module_main
 
     module_main()

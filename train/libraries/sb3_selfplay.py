@@ -1,6 +1,6 @@
 """Self-play for sb3-contrib's MaskablePPO: frozen snapshots, the opponent sampler, a profile.
 
-:mod:`train.sb3_maskable_ppo` ``--self-play`` uses these; they work with any
+:mod:`train.libraries.sb3_maskable_ppo` ``--self-play`` uses these; they work with any
 MaskablePPO model on :class:`~yinsh_env.gym_env.YinshGymEnv`:
 
 * :class:`PolicySnapshot`: a deep copy of the learner's policy, in eval
@@ -32,11 +32,10 @@ import numpy as np
 import torch
 
 from agents.league import curriculum_from_specs, pool_from_specs
-from yinsh_env.observation import encode
+from agents.libraries.library_agent import LibraryPolicyAgent
+from agents.libraries.sb3_agent import policy_probabilities
 from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
 from yinsh_env.state import State
-
-from .library_agent import LibraryPolicyAgent
 
 T = TypeVar("T")
 
@@ -47,15 +46,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         'self-play with MaskablePPO needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
     ) from exc
-
-
-def policy_probabilities(policy: Any, state: State) -> np.ndarray:
-    """A MaskablePPO policy's probabilities over all actions for ``state``, 0 where illegal."""
-    mask = state.legal_mask().astype(bool)
-    observation, _ = policy.obs_to_tensor({"observation": encode(state), "action_mask": mask})
-    with torch.no_grad():
-        probs = policy.get_distribution(observation, action_masks=mask).distribution.probs[0]
-    return probs.numpy().astype(np.float64) * mask
 
 
 class PolicySnapshot(LibraryPolicyAgent):

@@ -1,12 +1,12 @@
 """Self-play with frozen snapshots for RLlib: the learner against its past selves.
 
-:mod:`train.rllib_example` ``--snapshots L`` uses this.  The learner's module
+:mod:`train.libraries.rllib_example` ``--snapshots L`` uses this.  The learner's module
 plays both seats of some games (shared-policy self-play); in the others it
 meets one of ``L`` frozen copies of itself, taken every ``--snapshot-every``
 iterations, the newest met most (an :class:`~yinsh_env.opponents.OpponentPool`
 with the ``"recent"`` strategy, whose members are the snapshots' module ids).
 A small league can add fixed opponents (``--league-opponents random``): modules
-that play an agent spec (:class:`~train.rllib_example.BaselineModule`), met in
+that play an agent spec (:class:`~train.libraries.rllib_example.BaselineModule`), met in
 ``fixed_share`` of the episodes from the first iteration on, each equally often.
 
 The snapshots are ``L`` extra modules of the same class, never trained

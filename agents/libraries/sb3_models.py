@@ -1,6 +1,12 @@
-"""MaskablePPO warm-started from the shipped network (``--warm-start``).
+"""The MaskablePPO networks a saved model names: the planes CNN, and the shipped network.
 
-The project's network (:class:`~train.network.PolicyValueNet`, the weights
+:class:`PlanesCNN` is :mod:`train.libraries.sb3_maskable_ppo`'s features
+extractor; :class:`PretrainedNet` and :class:`PretrainedPolicy` warm-start
+MaskablePPO from the shipped network (``--warm-start``).  A saved model
+refers to them by class path, so they live beside the loader
+(:mod:`agents.libraries.sb3_agent`), which plays a model without the trainer.
+
+The project's network (:class:`~agents.network.network.PolicyValueNet`, the weights
 ``pretrained`` plays) becomes the whole policy: :class:`PretrainedNet`, the
 features extractor, runs it and hands on its 2,142 action logits and its
 value head's hidden layer; :class:`PretrainedPolicy` reads the logits as
@@ -23,10 +29,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from agents.network.checkpoint import load_network
+from agents.network.pretrained import weights_path
 from yinsh_env.actions import N_ACTIONS
 
-from .checkpoint import load_model
-from .pretrained import weights_path
+from .small_cnn import conv_trunk
 
 try:
     from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
@@ -37,13 +44,28 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 
+class PlanesCNN(BaseFeaturesExtractor):
+    """Two 3x3 convolutions over the planes, a 1x1 squeeze to 8 channels, one dense layer.
+
+    Reads ``observation`` (channel-last planes) and ignores ``action_mask``.
+    """
+
+    def __init__(self, observation_space: Any, channels: int = 16, features_dim: int = 128) -> None:
+        super().__init__(observation_space, features_dim)
+        height, width, planes = observation_space["observation"].shape
+        self.net = conv_trunk(channels, features_dim, planes, height * width)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.net(observations["observation"].permute(0, 3, 1, 2))
+
+
 class PretrainedNet(BaseFeaturesExtractor):
     """A shipped network by name (or the checkpoint at ``path``): logits, then value features."""
 
     def __init__(
         self, observation_space: Any, path: str | None = None, weights: str = "pretrained"
     ) -> None:
-        net, _, _ = load_model(path or weights_path(weights))
+        net, _, _ = load_network(path or weights_path(weights))
         super().__init__(observation_space, N_ACTIONS + net.config.value_hidden)
         self.net = net
         self.value_hidden = net.config.value_hidden

@@ -28,6 +28,31 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+class DeviceError(ValueError):
+    """A torch device this machine does not have: the message names the key."""
+
+
+def check_device(name: str, key: str = "device") -> None:
+    """Raise DeviceError unless the torch device ``name`` (``auto``, ``cpu``,
+    ``cuda[:N]``, ``mps``) is usable here."""
+    if name in ("auto", "cpu"):
+        return
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError) as exc:
+        raise DeviceError(f"{key}: {name!r} is not a torch device ({exc})") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise DeviceError(f"{key}: {name!r} asked for, but this machine has no CUDA device")
+        if device.index is not None and device.index >= count:
+            raise DeviceError(f"{key}: {name!r} asked for, but CUDA has {count} device(s)")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise DeviceError(f"{key}: 'mps' asked for, but MPS is not available on this machine")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise DeviceError(f"{key}: {name!r} is not supported (auto, cpu, cuda[:N] or mps)")
+
+
 #: CPU flags (``/proc/cpuinfo``) of native bfloat16 arithmetic: AVX-512 BF16, AMX.
 BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 

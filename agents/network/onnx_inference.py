@@ -30,8 +30,9 @@ from .network import PolicyValueNet, raw_gather
 
 #: Who runs the network: ``auto`` is ONNX Runtime where installed, else PyTorch.
 Backend = Literal["auto", "torch", "onnx"]
-#: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions (:mod:`train.quantize`);
-#: ``auto``: int8 where the network runs in ONNX Runtime, else float.
+#: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions
+#: (:mod:`agents.network.quantize`); ``auto``: int8 where the network runs in ONNX
+#: Runtime, else float.
 Precision = Literal["auto", "fp32", "int8"]
 
 
@@ -67,7 +68,7 @@ def export_onnx(model: PolicyValueNet, gathered: bool = False) -> bytes:
     """The model (eval mode) as an ONNX graph with a dynamic batch dimension.
 
     Its outputs are ``raw`` (the policy planes and the pass logit, before the
-    gather into actions: :func:`train.network.raw_gather`) and ``value``;
+    gather into actions: :func:`agents.network.network.raw_gather`) and ``value``;
     ``gathered``: the 2,142 action logits instead of ``raw`` (the graph before
     commit fff2b23, which ``benchmarks.bench_limit`` times as the "before").
     """
@@ -99,7 +100,7 @@ class OnnxEvaluator(NetworkEvaluator):
     """:class:`NetworkEvaluator` whose forward pass runs in ONNX Runtime (CPU).
 
     ``precision="int8"`` runs the tower's convolutions in int8
-    (:mod:`train.quantize`), calibrated on positions of the network's own
+    (:mod:`agents.network.quantize`), calibrated on positions of the network's own
     raw-policy games, played with the float graph when the evaluator is built.
     The process keeps the last few int8 graphs, keyed by the float graph, so a
     second agent on the same network (an arena, the web app) is built at once.

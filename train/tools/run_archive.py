@@ -3,7 +3,7 @@
 A long run is stopped and resumed many times, on other machines too, so its
 state lives in the repository (``train/run_archives/NAME/``), not in the ignored
 ``runs/``.  An archive holds only what ``yinsh-train --resume`` and
-``python -m train.curve`` need::
+``python -m train.tools.curve`` need::
 
     archive.json                     what was saved: iteration, CPU hours, files, sha256
     config.yaml                      the run's config
@@ -16,9 +16,9 @@ No replay window (tens of MB): a run resumed from an archive restarts it empty
 (:mod:`train.trainer` says so in its log and metrics) and learns again once
 the window holds ``replay.min_positions``.  Usage::
 
-    python -m train.run_archive save runs/long2 train/run_archives/long2   # then commit it
-    python -m train.run_archive restore train/run_archives/long2 runs/long2      # on any machine
-    yinsh-train --run-dir runs/long2 --resume                              # continue it
+    python -m train.tools.run_archive save runs/long2 train/run_archives/long2  # commit it
+    python -m train.tools.run_archive restore train/run_archives/long2 runs/long2  # anywhere
+    yinsh-train --run-dir runs/long2 --resume                                # continue it
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli_args import input_dir, output_dir
-from yinsh_env.atomic_write import write_text_atomic
-
-from .checkpoint import (
+from train.checkpoint import (
     CHECKPOINT_DIR,
     CheckpointError,
     atomic_copy,
@@ -47,8 +45,9 @@ from .checkpoint import (
     read_file,
     slim_checkpoint,
 )
-from .cpu_clock import CPU_KEY
-from .trainer import CONFIG_NAME, METRICS_NAME, RunError, read_metrics
+from train.cpu_clock import CPU_KEY
+from train.trainer import CONFIG_NAME, METRICS_NAME, RunError, read_metrics
+from yinsh_env.atomic_write import write_text_atomic
 
 __all__ = ["restore", "save"]
 
@@ -167,7 +166,7 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.run_archive", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m train.tools.run_archive", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sv = sub.add_parser("save", help="save a run directory's state into an archive directory")
     sv.add_argument("run_dir", type=input_dir)
@@ -192,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"yinsh-train --run-dir {args.run_dir} --resume"
             )
     except (CheckpointError, RunError, OSError) as exc:
-        print(f"train.run_archive: {exc}", file=sys.stderr)
+        print(f"train.tools.run_archive: {exc}", file=sys.stderr)
         return 2
     return 0
 

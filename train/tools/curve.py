@@ -18,11 +18,12 @@ a run evaluates.
 
 Usage::
 
-    python -m train.curve runs/long                 # the table, and where each anchor is crossed
-    python -m train.curve runs/long --out curve.png # the plot too (needs matplotlib)
-    python -m train.curve train/run_archives/long/curve.json train/run_archives/long2 --out all.png
-                                                    # a training in stretches, one after another
-    python -m train.curve runs/a runs/b --out both.png  # two runs on one axis
+    python -m train.tools.curve runs/long          # the table, and where each anchor is crossed
+    python -m train.tools.curve runs/long --out curve.png   # the plot too (needs matplotlib)
+    # a training in stretches, one after another:
+    python -m train.tools.curve train/run_archives/long/curve.json train/run_archives/long2 \\
+        --out all.png
+    python -m train.tools.curve runs/a runs/b --out both.png  # two runs on one axis
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ from typing import Any
 
 from agents.cli_args import any_path, image_file, input_dir, input_file, output_file
 from agents.evaluation.scale import Scale, default_scale
-
-from .checkpoint import CheckpointError, latest_checkpoint, read_file
-from .evaluate import checkpoint_name, ladder_ratings, ladder_scale
-from .trainer import METRICS_NAME
+from train.checkpoint import CheckpointError, latest_checkpoint, read_file
+from train.evaluate import checkpoint_name, ladder_ratings, ladder_scale
+from train.trainer import METRICS_NAME
 
 
 @dataclass(frozen=True)
@@ -282,7 +282,7 @@ def _source(text: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m train.tools.curve", description=__doc__)
     parser.add_argument(
         "sources",
         type=_source,
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             title = args.title or " + ".join(label for label, _ in curves)
             plot_curve(curves if len(curves) > 1 else curves[0][1], args.out, title)
     except (FileNotFoundError, ImportError, ValueError) as exc:
-        print(f"train.curve: {exc}", file=sys.stderr)
+        print(f"train.tools.curve: {exc}", file=sys.stderr)
         return 2
     for label, curve in curves:
         if len(curves) > 1:
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))
         except OSError as exc:
-            print(f"train.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
+            print(f"train.tools.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
             return 1
     return 0
 

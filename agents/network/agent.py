@@ -7,11 +7,11 @@ policy's most likely legal action; ``sims > 0`` runs the checkpoint's search
 for that many seconds of wall clock instead, whatever the machine's load
 (simulations planned from the measured rate: :mod:`agents.search.budget`).
 Simulations are the default, so seeded games reproduce.  ``precision=int8``
-runs the network's convolutions in int8 (:mod:`train.quantize`; ``auto``: int8
+runs the network's convolutions in int8 (:mod:`agents.network.quantize`; ``auto``: int8
 where ONNX Runtime runs the network); ``net`` keeps float by default (the
 trainer's evaluation plays ``net`` specs), ``pretrained`` takes ``auto``.  A missing
 or corrupt checkpoint, or one with NaN or infinite weights, fails when the
-agent is built (:mod:`train.checkpoint`), so the arena stops before any game.
+agent is built (:mod:`agents.network.checkpoint`), so the arena stops before any game.
 
 Building the agent sets torch's thread count for the process (``threads``,
 default 1): evaluating one position at a time gains nothing from more
@@ -36,11 +36,10 @@ from agents.search.budget import SimulationRate
 from agents.search.cache import EvaluationCache
 from yinsh_env.state import State
 
-from .checkpoint import checkpoint_iteration, load_model, resolve_checkpoint
-from .inference import resolve_device
+from .checkpoint import checkpoint_iteration, load_network, resolve_checkpoint
+from .inference import check_device, resolve_device
 from .mcts import network_search, search_rules
 from .onnx_inference import Precision, make_evaluator
-from .preflight import check_device
 
 #: The share of a time budget the search plans for: the rest covers choosing
 #: the move and the simulation under way when the deadline passes.
@@ -65,10 +64,10 @@ class NetAgent(Agent):
         super().__init__(seed)
         check_device(device)
         self.checkpoint = resolve_checkpoint(path)
-        model, config, _ = load_model(self.checkpoint)
+        model, config, _ = load_network(self.checkpoint)
         self.search_config = config.search
         #: The variant it was trained for: the arena refuses to pair it with another.
-        self.rings_to_win = config.selfplay.rings_to_win
+        self.rings_to_win = config.rings_to_win
         self.sims = sims
         #: Seconds a decision searches (0: ``sims`` simulations instead).
         self.time_budget = time

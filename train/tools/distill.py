@@ -15,9 +15,9 @@ carries on in self-play).
 
 Usage (from the project root; each step writes only its ``--out``)::
 
-    python -m train.distill generate --teacher pretrained --sims 96 --games 400 \\
+    python -m train.tools.distill generate --teacher pretrained --sims 96 --games 400 \\
         --workers 2 --out runs/distill/games.pt
-    python -m train.distill fit --data runs/distill/games.pt --teacher pretrained \\
+    python -m train.tools.distill fit --data runs/distill/games.pt --teacher pretrained \\
         --blocks 6 --channels 64 --steps 3000 --out runs/distill/student-6x64.pt
 
 ``generate`` writes after every chunk of games (``--chunk``), so a stopped run
@@ -38,8 +38,9 @@ import numpy as np
 import torch
 
 from agents.cli_args import input_file, int_in, number_in, output_file
-
-from .checkpoint import (
+from agents.network.network import PolicyValueNet
+from agents.network.pretrained import weights_path
+from train.checkpoint import (
     FORMAT,
     VERSION,
     CheckpointError,
@@ -48,13 +49,11 @@ from .checkpoint import (
     read_file,
     slim_checkpoint,
 )
-from .config import Config, NetworkConfig, config_from_dict
-from .grow import grow_state_dict, why_not_grown
-from .learner import Learner
-from .network import PolicyValueNet
-from .pretrained import weights_path
-from .replay import Batch, ReplayBuffer, make_batch
-from .workers import InProcessExecutor, ProcessExecutor
+from train.config import Config, NetworkConfig, config_from_dict
+from train.grow import grow_state_dict, why_not_grown
+from train.learner import Learner
+from train.replay import Batch, ReplayBuffer, make_batch
+from train.workers import InProcessExecutor, ProcessExecutor
 
 #: What a games file says it is, beside the checkpoint format (``read_games`` refuses others).
 GAMES_KIND = "distillation games"
@@ -309,7 +308,7 @@ def fit(
 
 def main(argv: list[str] | None = None) -> int:
     summary = (__doc__ or "").split("\n\n")[0]
-    parser = argparse.ArgumentParser(prog="python -m train.distill", description=summary)
+    parser = argparse.ArgumentParser(prog="python -m train.tools.distill", description=summary)
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="play the teacher's search games")
     gen.add_argument("--teacher", default="pretrained", help="shipped name or checkpoint")
@@ -365,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.seed,
             )
     except (ValueError, OSError) as exc:
-        print(f"python -m train.distill: error: {exc}", file=sys.stderr)
+        print(f"python -m train.tools.distill: error: {exc}", file=sys.stderr)
         return 2
     return 0
 

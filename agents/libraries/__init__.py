@@ -1,0 +1,16 @@
+"""Policies trained with RL libraries as players: ``sb3:path=MODEL.zip``, ``rllib:path=DIR``.
+
+* :mod:`agents.libraries.library_agent`: what both loaders share (greedy or
+  sampled play over the legal actions, the variant saved beside a model);
+* :mod:`agents.libraries.sb3_agent`: the ``sb3:`` agent, a MaskablePPO zip (sb3-contrib);
+* :mod:`agents.libraries.sb3_models`: the networks a MaskablePPO zip names (the planes
+  CNN, the warm start from the shipped network);
+* :mod:`agents.libraries.rllib_agent`: the ``rllib:`` agent, an RLlib module checkpoint;
+* :mod:`agents.libraries.rllib_models`: the masked policy module an RLlib checkpoint holds;
+* :mod:`agents.libraries.small_cnn`: the conv trunk both libraries' networks share;
+* :mod:`agents.libraries.renamed`: files saved under the classes' old module paths
+  (``train.sb3_maskable_ppo``) keep loading.
+
+The training scripts are :mod:`train.libraries`; a saved policy plays without them.
+Each loader needs its library's extra (``sb3``, ``rllib``).
+"""

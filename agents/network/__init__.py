@@ -1,0 +1,21 @@
+"""The network as a player: everything ``net:`` and ``pretrained`` need to play.
+
+* :mod:`agents.network.agent`: the ``net:path=...`` agent, a checkpoint with its search;
+* :mod:`agents.network.pretrained`: the ``pretrained`` agent, the shipped networks by name
+  (their files in ``weights/``);
+* :mod:`agents.network.network`: the residual policy-value network (PyTorch);
+* :mod:`agents.network.config`: the network's shape and search settings a checkpoint
+  holds (the trainer's config builds on them);
+* :mod:`agents.network.checkpoint`: reading a checkpoint, refused in one line when unusable;
+* :mod:`agents.network.mcts`: the search core (:mod:`agents.search`) configured as PUCT
+  or Gumbel from those settings;
+* :mod:`agents.network.inference`: batched evaluation of search leaves in PyTorch, and
+  the device checks;
+* :mod:`agents.network.onnx_inference`: the same evaluation in ONNX Runtime (faster on
+  a CPU), the graph exported from the PyTorch network;
+* :mod:`agents.network.quantize`: int8 convolutions for that graph, calibrated on
+  positions of play.
+
+The trainer (:mod:`train`) builds on these; nothing here imports it.
+Modules are imported on use: ``import agents.network`` loads nothing heavy.
+"""

@@ -1,0 +1,12 @@
+"""Training with RL libraries: examples that train policies the ``sb3:``/``rllib:`` agents play.
+
+* :mod:`train.libraries.sb3_maskable_ppo`: sb3-contrib's MaskablePPO against baselines,
+  a league or itself (``--save MODEL.zip``);
+* :mod:`train.libraries.sb3_selfplay`: its opponents: frozen snapshots, pools,
+  curricula, and the callbacks that keep them;
+* :mod:`train.libraries.rllib_example`: RLlib's PPO on the multi-agent environment
+  (``--save DIR``);
+* :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents.
+
+The networks they train, and the agents that play them, are :mod:`agents.libraries`.
+"""
