@@ -34,13 +34,13 @@ from agents.cli_args import (
     output_file,
 )
 from agents.evaluation.eval_cli import main as eval_main
-from train.tools.pretrained import main as pretrained_main
 from agents.play import main as play_main
 from train.checkpoint import CheckpointError, read_file
 from train.cli import main as train_main
 from train.config import ConfigError, load_config
 from train.tools.curve import main as curve_main
 from train.tools.plot import main as plot_main
+from train.tools.pretrained import main as pretrained_main
 from yinsh_env import State
 
 

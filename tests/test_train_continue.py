@@ -12,7 +12,6 @@ import torch
 from helpers import load_yaml_config
 from test_train_run import TINY, Interrupt, metrics
 
-from train.tools.pretrained import export
 from train.checkpoint import (
     CheckpointError,
     checkpoint_path,
@@ -24,6 +23,7 @@ from train.cli import main
 from train.config import Config
 from train.init_weights import InitWeightsError, sha256_of
 from train.tools.curve import strength_curve
+from train.tools.pretrained import export
 from train.tools.run_archive import main as archive_main
 from train.tools.run_archive import restore, save
 from train.trainer import RunError, run
