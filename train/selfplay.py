@@ -79,6 +79,8 @@ class GameStats:
 
 @dataclass
 class SelfPlayResult:
+    """An iteration's self-play games, with what playing them cost (time, network calls)."""
+
     games: list[GameSamples]
     stats: list[GameStats]
     #: Wall time of the slowest worker, and all workers' time added up.

@@ -40,6 +40,8 @@ from .scale import Scale, ScaleError, default_scale, load_scale
 
 @dataclass(frozen=True)
 class PlayerRating:
+    """One agent's rating from the results database, as ``yinsh-ratings`` prints and writes it."""
+
     name: str
     identity: str
     elo: float

@@ -105,6 +105,8 @@ def raw_gather() -> tuple[np.ndarray, np.ndarray]:
 
 
 class ResidualBlock(nn.Module):
+    """Two 3x3 convolutions with batch norm and a skip connection: one block of the tower."""
+
     def __init__(self, channels: int) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)

@@ -54,6 +54,8 @@ class CurvePoint:
 
 @dataclass(frozen=True)
 class StrengthCurve:
+    """A run's ratings against its training clock, and the baselines' ratings on the same scale."""
+
     points: list[CurvePoint]
     anchors: dict[str, float]  # baseline name -> Elo on the same scale
     #: "cpu" (CPU hours recorded by the trainer) or "wall" (older runs).
