@@ -67,7 +67,7 @@ def test_a_burst_of_80_new_games_gets_no_reset(server: YinshServer) -> None:
     with ThreadPoolExecutor(80) as pool:
         answers = list(pool.map(one, range(80)))
     assert [status for status, _ in answers] == [201] * 80, answers
-    assert len(server.store.ids()) == server.store.max_games
+    assert len(server.store) == server.store.max_games
 
 
 def test_30_random_games_leave_no_thread_behind(server: YinshServer) -> None:
@@ -157,9 +157,9 @@ def test_games_evicted_while_thinking_stop_thinking(no_timers: None) -> None:
         for _ in range(12):
             client.new(white=ENDLESS, black="human")
             client.request("POST", "/api/games", {"white": ENDLESS, "black": ENDLESS})
-        assert len(server.store.ids()) == 3
+        assert len(server.store) == 3
         wait_until(lambda: server.store.workers.running <= 3, "evicted games' agents to stop")
-        for game_id in server.store.ids():
+        for game_id in client.ok("GET", "/api/games")["games"]:
             client.ok("DELETE", f"/api/games/{game_id}")
         wait_until(lambda: server.store.workers.running == 0, "every agent to stop")
     finally:

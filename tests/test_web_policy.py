@@ -202,11 +202,14 @@ def test_specs_are_stored_in_canonical_form(client: Client) -> None:
         ("  greedy ", "greedy"),
         ("", "human"),
         ("alphabeta:time=0.50", "alphabeta:time=0.5"),
-        ("mcts:sims=+1_000", "mcts:sims=1000"),
+        ("mcts:sims=+1000", "mcts:sims=1000"),
     ):
         game = client.new(white="human", black=spec)
         assert game["players"]["black"] == canonical
         client.ok("DELETE", f"/api/games/{game['id']}")
+    # numbers are read as written: int() would read "1_000" as 1000
+    status, data = client.request("POST", "/api/games", {"black": "mcts:sims=1_000"})
+    assert status == 400 and "sims must be an integer" in data["error"], data
 
 
 def test_the_operators_specs_are_allowed_as_written_plus_a_bounded_budget() -> None:

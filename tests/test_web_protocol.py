@@ -123,7 +123,9 @@ def test_a_seed_of_minus_one_is_a_bad_seed(client: Client) -> None:
 
 
 def test_a_stalled_body_gets_a_408_and_frees_its_thread(client: Client) -> None:
-    head = request_bytes("POST", "/api/games", headers={"Content-Length": "100"})
+    head = request_bytes(
+        "POST", "/api/games", headers={"Content-Length": "100", "Content-Type": "application/json"}
+    )
     head += b'{"white": '
     with socket.create_connection((client.host, client.port), timeout=60) as sock:
         sock.sendall(head)  # ... and nothing more

@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,10 +36,36 @@ def serving(config: AppConfig, **limits: float) -> Iterator[YinshServer]:
 
 
 class Client:
-    """Requests to one server, answers as (status, JSON or text)."""
+    """Requests to one server, answers as (status, JSON or text), as the page sends them.
 
-    def __init__(self, server: YinshServer) -> None:
+    It keeps the server's client cookie, as a browser does (so its games stay
+    its own), and says ``Content-Type: application/json`` on every request but
+    GET and HEAD unless ``headers`` say otherwise.  ``cookie=False``: never sends one.
+    """
+
+    def __init__(self, server: YinshServer, cookie: bool = True) -> None:
         self.host, self.port = server.server_address[:2]
+        self.cookie: str | None = None
+        #: The headers of the last answer (lower-case names).
+        self.last_headers: dict[str, str] = {}
+        self._keeps_cookie = cookie
+        self._lock = threading.Lock()
+
+    def _cookie(self) -> str | None:
+        """The client cookie, asked for once (before requests that may run at once)."""
+        if not self._keeps_cookie:
+            return None
+        with self._lock:
+            if self.cookie is None:
+                conn = http.client.HTTPConnection(str(self.host), int(self.port), timeout=PATIENCE)
+                try:
+                    conn.request("GET", "/api/info")
+                    response = conn.getresponse()
+                    response.read()
+                finally:
+                    conn.close()
+                self.cookie = (response.getheader("Set-Cookie") or "").split(";")[0] or None
+            return self.cookie
 
     def request(self, *args: Any, **kwargs: Any) -> tuple[int, Any]:
         """(status, JSON or text) of :meth:`exchange`."""
@@ -52,19 +78,28 @@ class Client:
         path: str,
         body: Any = None,
         raw: bytes | None = None,
-        headers: dict[str, str] | None = None,
+        headers: Mapping[str, str | None] | None = None,
     ) -> tuple[int, str, str]:
-        """(status, content type, body text) of one request on a fresh connection."""
+        """(status, content type, body text) of one request on a fresh connection.
+
+        A header given as None is not sent (``{"Content-Type": None}``: none at all).
+        """
         conn = http.client.HTTPConnection(str(self.host), int(self.port), timeout=PATIENCE)
-        sent = dict(headers or {})
+        given = dict(headers or {})
         data = raw
         if body is not None:
             data = json.dumps(body).encode()
-            sent.setdefault("Content-Type", "application/json")
+        if method not in ("GET", "HEAD") and not any(k.lower() == "content-type" for k in given):
+            given["Content-Type"] = "application/json"
+        cookie = self._cookie()
+        if cookie is not None and not any(k.lower() == "cookie" for k in given):
+            given["Cookie"] = cookie
+        sent = {key: value for key, value in given.items() if value is not None}
         try:
             conn.request(method, path, body=data, headers=sent)
             response = conn.getresponse()
             text = response.read().decode("utf-8", "replace")
+            self.last_headers = {key.lower(): value for key, value in response.getheaders()}
         finally:
             conn.close()
         return response.status, response.getheader("Content-Type", ""), text

@@ -25,11 +25,17 @@ _REPR.maxlist = _REPR.maxdict = _REPR.maxtuple = 4
 
 
 class SessionError(ValueError):
-    """A request the app cannot follow; ``status`` is the HTTP status to answer with."""
+    """A request the app cannot follow; ``status`` is the HTTP status to answer with.
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    ``headers`` go with the answer (a 405's ``Allow``).
+    """
+
+    def __init__(
+        self, message: str, status: int = 400, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(short(message))
         self.status = status
+        self.headers = dict(headers or {})
 
 
 class Refused(SessionError):

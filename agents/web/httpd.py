@@ -154,12 +154,15 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "yinsh-web"
     sys_version = ""
+    #: Headers every answer to the current request carries (:meth:`route` may add some).
+    answer_headers: dict[str, str]
 
     def route(self, method: str) -> None:
         """Answer the request (``method`` is ``GET`` for ``HEAD``); raise SessionError to refuse."""
         raise NotImplementedError
 
     def setup(self) -> None:
+        self.answer_headers = {}
         super().setup()
         self.connection.settimeout(self.server.socket_timeout)
 
@@ -170,10 +173,11 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _dispatch(self) -> None:
+        self.answer_headers = {}
         try:
             self.route("GET" if self.command == "HEAD" else self.command)
         except SessionError as exc:
-            self.send_json_error(exc.status, str(exc))
+            self.send_json_error(exc.status, str(exc), exc.headers)
         except TimeoutError:
             self.send_json_error(408, "the request did not arrive in time")
         except OSError:
@@ -201,7 +205,7 @@ class JSONRequestHandler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         if self.close_connection:
             self.send_header("Connection", "close")
-        for key, value in (extra or {}).items():
+        for key, value in {**self.answer_headers, **(extra or {})}.items():
             self.send_header(key, value)
         self.end_headers()
         if self.command != "HEAD" and status >= 200 and status not in (204, 304):

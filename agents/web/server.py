@@ -37,7 +37,7 @@ What a client may not do, whatever it sends:
   :data:`~agents.web.reviews.REVIEW_SECONDS` seconds (:mod:`agents.web.reviews`);
   agents think on a pool of
   :data:`~agents.web.jobs.THINK_WORKERS` threads; the server keeps at most
-  :data:`~agents.web.store.MAX_GAMES` games (the least recently used goes,
+  :data:`~agents.web.store.MAX_GAMES` games (see below; a game closed goes
   with its jobs) and handles connections on a bounded pool with read
   timeouts, request deadlines, a body limit and bounded JSON
   (:mod:`agents.web.httpd`);
@@ -46,13 +46,30 @@ What a client may not do, whatever it sends:
   quoting at most :data:`~agents.web.errors.ECHO_LIMIT` characters of any
   value; every method on every path answers JSON, except the page's files;
 * **reach the API across sites**: requests whose ``Host`` is not the
-  address served are refused (DNS rebinding), and POST bodies are taken only
-  as ``application/json`` (no cross-site form posts; browsers preflight that
-  type, and no CORS header is ever sent).
+  address served are refused (DNS rebinding); every request that may change
+  state (any method but GET, HEAD and OPTIONS) must say
+  ``Content-Type: application/json``, body or not, and is refused if its
+  ``Origin`` is not the server's own or its ``Sec-Fetch-Site`` is not
+  ``same-origin`` or ``none`` (no cross-site form posts or no-cors fetches;
+  browsers preflight JSON, and no CORS header is ever sent)
+  (:mod:`agents.web.clients`);
+* **change another client's games**: each client is known by a random
+  token, which the page sends in an ``X-Yinsh-Client`` header (kept in the
+  browser's local storage), else by a ``SameSite=Strict`` cookie set on its
+  first answer (scripts keep it: ``curl -b jar -c jar``); a game belongs to
+  the client that made it: any other client gets 403 if it tries to change
+  or close it, and lists only its own games.  Game ids are 64 random bits,
+  and whoever knows one may look at the game (the page's download links
+  carry no token).  The
+  store is shared: when it holds :data:`~agents.web.store.MAX_GAMES` games,
+  a new game closes the same client's least recently used one, else a game
+  nobody has asked about for :data:`~agents.web.store.IDLE_SECONDS` seconds
+  (an open page asks every few seconds), else it is refused with 503: a
+  flood of new games can keep others from starting one, never close one in
+  use.
 
-Out of scope: confidentiality between clients (any client may open any game
-by id), and availability under a flood (the limits bound what the server
-holds; they do not share it fairly).
+Out of scope: availability under a flood (the limits bound what the server
+holds; they do not share it fairly), and secrecy of the traffic (plain HTTP).
 
 API (JSON in and out; errors are ``{"error": message}`` with a 4xx status,
 and change nothing):
@@ -61,7 +78,7 @@ and change nothing):
 method   path                            does
 =======  ==============================  ==================================================
 GET      ``/api/info``                   agents offered, defaults, limits, board geometry
-GET      ``/api/games``                  ids of the open games
+GET      ``/api/games``                  ids of this client's open games
 POST     ``/api/games``                  new game: ``white``, ``black`` (``"human"`` or a
                                          spec), ``rings_to_win``, ``text`` (a position or a
                                          record to start from), ``seed``, ``delay``
@@ -90,6 +107,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .clients import check_same_origin, client_token, cookie_header, new_token
 from .errors import SessionError, clip
 from .geometry import board_geometry
 from .httpd import BoundedHTTPServer, JSONRequestHandler
@@ -139,11 +157,19 @@ class AppConfig:
 
 class _Handler(JSONRequestHandler):
     server: YinshServer
+    #: The client's token (:mod:`agents.web.clients`), set by :meth:`route`.
+    client: str
 
     def route(self, method: str) -> None:
         host = self.headers.get("Host") or ""
         if not self.server.allowed_host(host.strip().lower()):
             raise SessionError(f"unexpected Host header {clip(host)}", 403)
+        check_same_origin(method, self.headers, host.strip().lower())
+        token = client_token(self.headers)
+        if token is None:  # a new client: known from now on by this cookie
+            token = new_token()
+            self.answer_headers["Set-Cookie"] = cookie_header(token)
+        self.client = token
         if not self.path.startswith("/"):
             raise SessionError(f"request target {clip(self.path)} is not a path")
         url = urlsplit(self.path)
@@ -182,10 +208,10 @@ class _Handler(JSONRequestHandler):
             return
         if path == "/api/games":
             if method == "GET":
-                self.send_json(200, {"games": store.ids()})
+                self.send_json(200, {"games": store.ids(self.client)})
                 return
-            _need(method, "POST", path)
-            game = store.create(body)
+            _need(method, "GET or POST", path)
+            game = store.create(body, self.client)
             self.send_json(201, game.view())
             return
         match = _GAME.fullmatch(path)
@@ -195,17 +221,17 @@ class _Handler(JSONRequestHandler):
         handler = None if verb is None else _VERBS.get(verb)
         if verb is not None and handler is None:
             raise SessionError(f"no such API path {clip(path)}", 404)
-        game = store.get(match.group(1))
+        wanted = "GET or DELETE" if handler is None else handler[0]
+        _need(method, wanted, path)
+        game = store.get(match.group(1), self.client, read_only=method == "GET")
         if handler is None:
             if method == "DELETE":
-                store.delete(game.id)
+                store.delete(game.id, self.client)
                 self.send_json(200, {"deleted": game.id})
                 return
-            _need(method, "GET or DELETE", path)
             self.send_json(200, game.view(_int_param(query, "ply")))
             return
-        wanted, run = handler
-        _need(method, wanted, path)
+        run = handler[1]
         if wanted == "GET":
             run(self, game, query)
         else:
@@ -295,8 +321,15 @@ _FIELDS = {
 
 
 def _need(method: str, wanted: str, path: str) -> None:
-    if method not in wanted.split(" or "):
-        raise SessionError(f"method {clip(method)} not allowed on {clip(path)} (use {wanted})", 405)
+    """Refuse ``method`` unless ``wanted`` (``"GET or DELETE"``) names it: 405 with ``Allow``."""
+    allowed = wanted.split(" or ")
+    if method not in allowed:
+        methods = ", ".join([*allowed, "HEAD"] if "GET" in allowed else allowed)
+        raise SessionError(
+            f"method {clip(method)} not allowed on {clip(path)} (use {wanted})",
+            405,
+            {"Allow": methods},
+        )
 
 
 def _only(body: dict[str, Any], allowed: set[str], verb: str) -> None:

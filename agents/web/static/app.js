@@ -25,12 +25,27 @@ const app = {
 
 // --- server ---------------------------------------------------------------------
 
-async function api(method, path, body) {
-  const options = { method, headers: {} };
-  if (body !== undefined) {
-    options.headers["Content-Type"] = "application/json";
-    options.body = JSON.stringify(body);
+// This browser's client token: the server lets only the client that made a game change it.
+const CLIENT = (() => {
+  const fresh = () => Array.from(crypto.getRandomValues(new Uint8Array(16)),
+    (b) => b.toString(16).padStart(2, "0")).join("");
+  try {
+    let token = localStorage.getItem("yinsh-client");
+    if (!/^[0-9a-f]{32}$/.test(token || "")) {
+      token = fresh();
+      localStorage.setItem("yinsh-client", token);
+    }
+    return token;
+  } catch (e) {
+    return fresh();  // no storage (a sandboxed frame): this page's games only
   }
+})();
+
+async function api(method, path, body) {
+  // Every request that changes state says JSON, body or not: the server refuses others.
+  const options = { method, headers: { "X-Yinsh-Client": CLIENT } };
+  if (method !== "GET") options.headers["Content-Type"] = "application/json";
+  if (body !== undefined) options.body = JSON.stringify(body);
   const response = await fetch(path, options);
   const text = await response.text();
   let data;
