@@ -361,7 +361,11 @@ def _parse_learner(learner: str | int) -> str | int:
 
 def _register() -> None:
     if GYM_ID not in gymnasium.registry:
-        gymnasium.register(id=GYM_ID, entry_point="yinsh_env.gym_env:YinshGymEnv")
+        gymnasium.register(
+            id=GYM_ID,
+            entry_point="yinsh_env.gym_env:YinshGymEnv",
+            vector_entry_point="yinsh_env.vector.env:YinshVectorEnv",
+        )
 
 
 _register()

@@ -16,15 +16,15 @@ from ..geometry import N_POINTS
 from ..vocabulary import Phase
 from .state import BatchState
 from .tables import (
-    BLOCK,
+    CELL_KIND,
     EMPTY,
-    MARKER_B,
     MARKER_CODE,
-    MARKER_W,
+    MAX_RAY,
     OFF,
     RAY_ACTIONS,
-    RAY_POINTS,
-    SEGMENT_POINTS,
+    RAY_LEGAL_STEPS,
+    RAY_POINTS_T,
+    SEGMENT_POINTS_T,
 )
 
 __all__ = ["has_row", "move_destinations", "refresh_mask", "rows_of"]
@@ -32,8 +32,8 @@ __all__ = ["has_row", "move_destinations", "refresh_mask", "rows_of"]
 
 def rows_of(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
     """(n, 123) bool: which segments hold five markers of ``code`` (one code per game)."""
-    segments = cells[:, SEGMENT_POINTS]  # (n, 123, 5)
-    return np.asarray((segments == code[:, None, None]).all(axis=2))
+    own = cells[:, SEGMENT_POINTS_T] == code[:, None, None]  # (n, 5, 123)
+    return np.asarray(np.logical_and.reduce(own, axis=1))
 
 
 def has_row(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
@@ -44,22 +44,17 @@ def has_row(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
 def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
     """(n, 5, 6, 9) bool: the legal ring moves from ``rings`` (n, 5) points, by ray step.
 
-    A destination is legal when it is empty, nothing blocks the way (a ring or
-    the board's edge), and no earlier point of the ray was already a landing
-    after a run of markers (a ring jumps one run and stops right after it).
+    Each ray's cells are read as one base-3 number (empty, marker, stop; the
+    nearest step lowest) and looked up in :data:`~.tables.RAY_LEGAL_STEPS`;
     ``RAY_ACTIONS[rings]`` names the action of each entry.
     """
-    n = cells.shape[0]
-    rays = RAY_POINTS[rings].reshape(n, -1)
-    seen = np.take_along_axis(cells, rays, axis=1).reshape(*rings.shape, *RAY_POINTS.shape[1:])
-    empty = seen == EMPTY
-    blocked = (seen <= 2) & ~empty | (seen == BLOCK)
-    marker = (seen == MARKER_W) | (seen == MARKER_B)
-    stopped = np.cumsum(blocked, axis=-1, dtype=np.int8) > 0
-    jumped = np.cumsum(marker, axis=-1, dtype=np.int8) > 0
-    landing = empty & jumped
-    earlier = np.cumsum(landing, axis=-1, dtype=np.int8) - landing
-    return empty & ~stopped & (earlier == 0)
+    n, width = cells.shape
+    rows = (np.arange(n) * width)[:, None, None, None]
+    kinds = CELL_KIND[cells.reshape(-1)[RAY_POINTS_T[rings] + rows]]  # (n, 5, 9 steps, 6)
+    codes = kinds[:, :, 0]
+    for step in range(1, MAX_RAY):
+        codes = codes + kinds[:, :, step] * 3**step
+    return np.asarray(RAY_LEGAL_STEPS[codes])
 
 
 def refresh_mask(state: BatchState, games: np.ndarray) -> None:
@@ -77,8 +72,9 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     if moving.size:
         rings = state.ring_pos[moving, me[in_move]]
         legal = move_destinations(cells[moving], rings)
-        g, r, d, k = np.nonzero(legal)
-        mask[moving[g], RAY_ACTIONS[rings[g, r], d, k]] = True
+        # Every (ring, ray, step) names a different move, or action 0 (no move: never
+        # legal in this phase), so the whole table is written, illegal entries as False.
+        mask[moving[:, None, None, None], RAY_ACTIONS[rings]] = legal
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
     in_row = phase == Phase.ROW

@@ -90,6 +90,41 @@ ACTION_ARG: Final = (
 #: (number - 1) * 11 + column.
 POINT_CELL: Final = np.array([(n - 1) * 11 + c for c, n in POINTS], dtype=np.int64)
 
+#: SEGMENT_POINTS_T[k, s]: the k-th point of segment s (the five points as the slow axis).
+SEGMENT_POINTS_T: Final = np.ascontiguousarray(SEGMENT_POINTS.T)
+
+#: GRID_POINT[cell]: the point at each cell of the flattened 11 x 11 grid (OFF off the board).
+GRID_POINT: Final = np.full(11 * 11, OFF, dtype=np.int64)
+GRID_POINT[POINT_CELL] = np.arange(N_POINTS)
+
+#: CELL_KIND[code]: what a ray meets there: 0 an empty point, 1 a marker, 2 a stop
+#: (a ring, or the edge of the board).  RAY_WEIGHT: the base-3 place value of each step.
+CELL_KIND: Final = np.array([0, 2, 2, 1, 1, 2], dtype=np.int16)
+#: RAY_POINTS_T[p, k, d]: RAY_POINTS with the step axis before the direction axis.
+RAY_POINTS_T: Final = np.ascontiguousarray(RAY_POINTS.transpose(0, 2, 1))
+
+
+def _ray_legal() -> np.ndarray:
+    """RAY_LEGAL[code]: the legal destinations of a ray whose cells have kinds ``code``
+    (base 3, nearest step lowest), as bits (bit k: the point k + 1 steps away).
+
+    A destination is legal when it is empty, no stop lies before it, and no
+    earlier point was already a landing after a run of markers.
+    """
+    codes = np.arange(3**MAX_RAY)
+    kinds = codes[:, None] // 3 ** np.arange(MAX_RAY) % 3
+    empty = kinds == 0
+    stopped = np.cumsum(kinds == 2, axis=1) > 0
+    landing = empty & (np.cumsum(kinds == 1, axis=1) > 0)
+    earlier = np.cumsum(landing, axis=1) - landing
+    legal = empty & ~stopped & (earlier == 0)
+    return np.asarray((legal << np.arange(MAX_RAY)).sum(axis=1), dtype=np.int64)
+
+
+RAY_LEGAL: Final = _ray_legal()
+#: RAY_LEGAL_STEPS[code, k]: bit k of RAY_LEGAL[code], as a bool table.
+RAY_LEGAL_STEPS: Final = (RAY_LEGAL[:, None] >> np.arange(MAX_RAY) & 1).astype(np.bool_)
+
 #: RING_CODE[player], MARKER_CODE[player]: the cell codes of a player's pieces.
 RING_CODE: Final = np.array([RING_W, RING_B], dtype=np.int8)
 MARKER_CODE: Final = np.array([MARKER_W, MARKER_B], dtype=np.int8)
@@ -106,6 +141,12 @@ for _table in (
     ACTION_KIND,
     ACTION_ARG,
     POINT_CELL,
+    SEGMENT_POINTS_T,
+    RAY_POINTS_T,
+    GRID_POINT,
+    CELL_KIND,
+    RAY_LEGAL,
+    RAY_LEGAL_STEPS,
     RING_CODE,
     MARKER_CODE,
     FLIP,

@@ -1,0 +1,282 @@
+"""``YinshVectorEnv``: many learner-versus-opponent games as one Gymnasium ``VectorEnv``.
+
+The scalar ``Yinsh-v0`` (:class:`yinsh_env.gym_env.YinshGymEnv`) for N games
+at once, on the batched engine: the same observations (planes and int8
+mask, from the learner's side), actions, rewards (+1 / -1 / 0 at the end,
+``illegal_reward`` for an illegal action) and game ends.  One ``step`` is
+one decision of the learner in every game; the opponent then makes all its
+decisions (for all games at once: :mod:`.opponents`) until the learner is
+to act again.  ``self_play=True`` makes both seats the learner: every step
+is a decision of the player to act, seen from their side, and the reward
+goes to the player who made it.
+
+Autoreset is Gymnasium's ``SAME_STEP``: a game that ends is reset inside
+the step, the returned observation is the new game's (its mask valid), and
+``info["final_obs"]`` / ``info["final_info"]`` (with ``_final_obs`` /
+``_final_info`` flags) hold the finished game's last observation (mask all
+zeros, as the scalar env shows it) and its ``result``, ``end_reason`` and
+``learner``.  ``learner="alternate"`` gives game i's k-th episode the side
+``(i + k) % 2`` (White is player_0), so half the games start as Black.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from ..actions import N_ACTIONS
+from ..aec_env import AGENTS, ILLEGAL_REWARD, check_seed, make_observation_space
+from ..errors import IllegalActionError, NotAnActionError
+from ..gym_env import _parse_learner, _reward
+from ..opponents import Entry, is_sampler
+from ..state import DEFAULT_RINGS_TO_WIN
+from ..vocabulary import Phase, Result, Termination
+from .observe import encode, masks_for
+from .opponents import BatchOpponent, batch_opponent
+from .shaping import check_shaping, ring_potential
+from .state import new_batch, reset_games
+from .step import apply, outcome
+
+__all__ = ["YinshVectorEnv"]
+
+Observation = dict[str, np.ndarray]
+_RESULTS: Final = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
+_ENDS: Final = (Termination.RINGS, Termination.POOL, Termination.PASSES)
+
+
+class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndarray]):
+    """N YINSH games against ``opponent`` (or in self-play), stepped together.
+
+    Args:
+        num_envs: the number of games.
+        opponent: as ``Yinsh-v0`` takes it (None random, an agent, a callable,
+            a sampler of :mod:`yinsh_env.opponents` choosing per game and
+            episode) or a batch opponent (``act_batch``).
+        learner: ``"alternate"`` (module docstring), ``"random"``, or a side
+            (``"player_0"``/``"white"``/0, ``"player_1"``/``"black"``/1).
+        rings_to_win: 3 standard, 1 Blitz.
+        illegal_reward: an illegal action ends that game with this reward;
+            None raises :class:`IllegalActionError` with nothing changed.
+        self_play: both seats are the learner (no opponent).
+        dense_reward: the weight of potential-based shaping from rings
+            removed (:mod:`.shaping`); 0, the default, is off.
+        gamma: the discount the shaping is consistent with.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": [],
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        opponent: Any = None,
+        learner: str | int = "alternate",
+        rings_to_win: int = DEFAULT_RINGS_TO_WIN,
+        illegal_reward: float | None = ILLEGAL_REWARD,
+        self_play: bool = False,
+        dense_reward: float = 0.0,
+        gamma: float = 0.99,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r}: the vector env does not render")
+        if self_play and opponent is not None:
+            raise ValueError("self_play has both seats the learner: pass no opponent")
+        if self_play and dense_reward:
+            raise ValueError("dense_reward is for a learner against an opponent, not self_play")
+        self._batch = new_batch(num_envs, rings_to_win)
+        self.num_envs = self._batch.num_games
+        self._side_choice = _parse_learner(learner)
+        self.illegal_reward = _reward(illegal_reward)
+        self.self_play = bool(self_play)
+        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        self.opponent = opponent
+        self._sampler = opponent if is_sampler(opponent) else None
+        self._players: list[BatchOpponent] = (
+            [] if self._sampler or self_play else [batch_opponent(opponent)]
+        )
+        #: id(a sampled opponent) -> (that opponent, its index in _players)
+        self._player_of: dict[int, tuple[Any, int]] = {}
+        self._slot = np.zeros(self.num_envs, dtype=np.int64)
+        self._entries: list[Entry | None] = [None] * self.num_envs
+        self._learner = np.zeros(self.num_envs, dtype=np.int64)
+        self._episodes = np.zeros(self.num_envs, dtype=np.int64)
+        self._phi = np.zeros(self.num_envs, dtype=np.float64)
+        self._all = np.arange(self.num_envs)
+        self.single_observation_space = make_observation_space()
+        self.single_action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(None)
+
+    # --- episodes ------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        seed = check_seed(seed)
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
+        if seed is not None:
+            self._episodes[:] = 0
+        reset_games(self._batch, self._all)
+        self._start(self._all)
+        return self._observe(), {}
+
+    def _start(self, games: np.ndarray) -> None:
+        """Games ``games`` were just reset: choose sides and opponents, let them open."""
+        side = self._side_choice
+        if self.self_play:
+            side = 0
+        if side == "alternate":
+            self._learner[games] = (games + self._episodes[games]) % 2
+        elif side == "random":
+            self._learner[games] = self.np_random.integers(2, size=games.size)
+        else:
+            self._learner[games] = int(side)
+        self._episodes[games] += 1
+        self._phi[games] = 0.0
+        if self._sampler is not None:
+            for game in games:
+                self._entries[game] = entry = self._sampler.sample(self.np_random)
+                self._slot[game] = self._player_for(entry.opponent)
+        if not self.self_play:
+            self._play_opponents(games)
+
+    def _player_for(self, opponent: Any) -> int:
+        known = self._player_of.get(id(opponent))
+        if known is not None and known[0] is opponent:
+            return int(known[1])
+        self._players.append(batch_opponent(opponent))
+        self._player_of[id(opponent)] = (opponent, len(self._players) - 1)
+        return len(self._players) - 1
+
+    def _play_opponents(self, games: np.ndarray) -> None:
+        """Let the opponents act in ``games`` until the learner must act (or the game ends)."""
+        batch = self._batch
+        while games.size:
+            games = games[
+                (batch.phase[games] != Phase.OVER) & (batch.to_act[games] != self._learner[games])
+            ]
+            slots = self._slot[games]
+            for slot in np.unique(slots):
+                chosen = games[slots == slot]
+                player = self._players[slot]
+                planes = encode(batch, chosen) if getattr(player, "observes", True) else None
+                masks = batch.mask[chosen].astype(np.int8)
+                actions = np.asarray(player.act_batch(planes, masks, self.np_random), np.int64)
+                if (
+                    actions.shape != chosen.shape
+                    or not batch.mask[chosen, actions % N_ACTIONS].all()
+                ):
+                    raise IllegalActionError(f"opponent {player!r} chose illegal actions {actions}")
+                apply(batch, chosen, actions)
+
+    # --- steps ---------------------------------------------------------------------
+
+    def step(
+        self, actions: Any
+    ) -> tuple[Observation, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        acts = self._check_actions(actions)
+        batch = self._batch
+        legal = batch.mask[self._all, acts]
+        if self.illegal_reward is None and not legal.all():
+            game = int(np.argmin(legal))
+            raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
+        seat = batch.to_act.copy() if self.self_play else self._learner.copy()
+        played = self._all[legal]
+        apply(batch, played, acts[played])
+        if not self.self_play:
+            self._play_opponents(played)
+        over = batch.phase == Phase.OVER
+        done = over | ~legal
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        finished = np.flatnonzero(over)
+        winner, ending = outcome(batch, finished)
+        rewards[finished] = np.where(winner < 0, 0.0, np.where(winner == seat[finished], 1.0, -1.0))
+        rewards[~legal] = self.illegal_reward if self.illegal_reward is not None else 0.0
+        if self.dense_reward:
+            phi = np.where(done, 0.0, self._potential(seat))
+            rewards += self.gamma * phi - self._phi
+            self._phi = phi
+        infos: dict[str, Any] = {}
+        ended = np.flatnonzero(done)
+        if ended.size:
+            self._finish(ended, seat, finished, winner, ending, acts, rewards, infos)
+        return self._observe(), rewards, done, np.zeros(self.num_envs, dtype=np.bool_), infos
+
+    def _finish(
+        self,
+        ended: np.ndarray,
+        seat: np.ndarray,
+        finished: np.ndarray,
+        winner: np.ndarray,
+        ending: np.ndarray,
+        acts: np.ndarray,
+        rewards: np.ndarray,
+        infos: dict[str, Any],
+    ) -> None:
+        """Report the games ``ended`` in ``infos``, tell a sampler, and start new games."""
+        batch = self._batch
+        planes = encode(batch, ended, seat[ended])
+        masks = masks_for(batch, ended, seat[ended])
+        outcomes = dict(zip(finished.tolist(), zip(winner.tolist(), ending.tolist())))
+        for i, game in enumerate(ended.tolist()):
+            info: dict[str, Any] = {"learner": AGENTS[seat[game]]}
+            if game in outcomes:
+                won, why = outcomes[game]
+                info["result"] = _RESULTS[won]
+                info["end_reason"] = _ENDS[why]
+            else:
+                info["illegal_action"] = int(acts[game])
+            entry = self._entries[game]
+            if entry is not None and self._sampler is not None:
+                info["opponent"] = entry.name
+                self._sampler.record(entry, float(rewards[game]))
+            final = {"observation": planes[i], "action_mask": masks[i]}
+            infos = self._add_info(infos, {"final_obs": final, "final_info": info}, game)
+        reset_games(batch, ended)
+        self._start(ended)
+
+    def _potential(self, seat: np.ndarray) -> np.ndarray:
+        removed = self._batch.removed
+        own, opp = removed[self._all, seat], removed[self._all, 1 - seat]
+        return ring_potential(own, opp, self._batch.rings_to_win, self.dense_reward)
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise NotAnActionError(
+                f"actions must be {self.num_envs} integers, got {acts.dtype} of shape {acts.shape}"
+            )
+        if ((acts < 0) | (acts >= N_ACTIONS)).any():
+            raise NotAnActionError(f"actions must be in 0..{N_ACTIONS - 1}, got {acts}")
+        return acts.astype(np.int64)
+
+    def _observe(self) -> Observation:
+        batch = self._batch
+        return {"observation": encode(batch, self._all), "action_mask": batch.mask.astype(np.int8)}
+
+    # --- queries -------------------------------------------------------------------
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, 2142) int8: the legal actions of the player to act in each game."""
+        return self._batch.mask.astype(np.int8)
+
+    @property
+    def learner_seats(self) -> np.ndarray:
+        """(num_envs,) the side the learner plays in each game now (0 White, 1 Black)."""
+        return self._batch.to_act.copy() if self.self_play else self._learner.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        close = getattr(self.opponent, "close", None)
+        if callable(close):
+            close()

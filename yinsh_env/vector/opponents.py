@@ -1,0 +1,145 @@
+"""Opponents that decide for many games at once: the batched agent interface.
+
+A batch opponent has ``act_batch(observations, masks, rng) -> actions``:
+``observations`` (n, 11, 11, 17) float32 planes and ``masks`` (n, 2142) int8
+of the n games where it is to act, each from its own side, exactly as the
+scalar environment shows them; it returns n legal action indices.  ``rng``
+is the environment's seeded generator, so seeded runs repeat.  An opponent
+whose ``observes`` attribute is False (uniformly random play) is given
+``None`` for the planes, which then cost nothing to make.
+
+Network agents and library snapshots implement ``act_batch`` directly (one
+forward pass for the batch).  Anything the scalar environment accepts as an
+opponent is adapted by :func:`batch_opponent`: agents with ``act(state)``
+(greedy, search) and ``act_observation(observation)``, and callables, are
+asked one game at a time, since their own decision is the cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..observation import decode
+
+__all__ = [
+    "BatchOpponent",
+    "ObservationOpponent",
+    "RandomOpponent",
+    "StateOpponent",
+    "batch_opponent",
+    "random_legal",
+]
+
+
+@runtime_checkable
+class BatchOpponent(Protocol):
+    """Chooses one legal action in each of n games."""
+
+    def act_batch(
+        self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray: ...
+
+
+#: _NTH_SET[byte, k]: the position (0 = most significant) of the k-th set bit of ``byte``.
+_NTH_SET = np.zeros((256, 8), dtype=np.int64)
+for _byte in range(256):
+    _set = [i for i in range(8) if _byte & (0x80 >> i)]
+    _NTH_SET[_byte, : len(_set)] = _set
+_NTH_SET.flags.writeable = False
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n,) one legal action per row of ``masks``, uniformly at random.
+
+    The masks are packed eight actions to a byte first, so the search for
+    each row's chosen legal action walks 268 bytes rather than 2,142 entries.
+    Raises ValueError naming the row if a mask has no legal action.
+    """
+    packed = np.packbits(masks, axis=1)
+    counts = np.bitwise_count(packed)
+    ends = np.cumsum(counts, axis=1, dtype=np.int32)
+    totals = ends[:, -1]
+    if (totals == 0).any():
+        raise ValueError(f"masks row {int(np.argmin(totals))} has no legal action")
+    rows = np.arange(masks.shape[0])
+    pick = (rng.random(rows.size) * totals).astype(np.int32)
+    byte = (ends <= pick[:, None]).sum(axis=1)
+    nth = pick - ends[rows, byte] + counts[rows, byte]
+    return np.asarray(byte * 8 + _NTH_SET[packed[rows, byte], nth], dtype=np.int64)
+
+
+class RandomOpponent:
+    """Uniformly random legal actions (the scalar environment's ``opponent=None``)."""
+
+    observes = False
+    name = "random"
+
+    def act_batch(
+        self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        return random_legal(masks, rng)
+
+
+class StateOpponent:
+    """An agent with ``act(state)`` (greedy, search), asked game by game.
+
+    Each game's exact engine state is read back from its observation
+    (:func:`yinsh_env.observation.decode`).
+    """
+
+    observes = True
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def act_batch(
+        self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        if observations is None:
+            raise ValueError("StateOpponent needs the observations")
+        return np.array([int(self.agent.act(decode(o))) for o in observations], dtype=np.int64)
+
+
+class ObservationOpponent:
+    """An agent with ``act_observation(observation)``, or a callable taking the
+    observation dict, asked game by game."""
+
+    observes = True
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        method = getattr(agent, "act_observation", None)
+        self._call = method if callable(method) else agent
+
+    def act_batch(
+        self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        if observations is None:
+            raise ValueError("ObservationOpponent needs the observations")
+        return np.array(
+            [
+                int(self._call({"observation": o, "action_mask": m}))
+                for o, m in zip(observations, masks)
+            ],
+            dtype=np.int64,
+        )
+
+
+def batch_opponent(opponent: Any) -> BatchOpponent:
+    """``opponent`` as a batch opponent: None or ``"random"`` plays uniformly at random;
+    objects with ``act_batch`` are used as they are; ``act(state)``,
+    ``act_observation`` and callables are wrapped.  TypeError for anything else."""
+    if opponent is None or (isinstance(opponent, str) and opponent == "random"):
+        return RandomOpponent()
+    if callable(getattr(opponent, "act_batch", None)):
+        return opponent
+    if callable(getattr(opponent, "act", None)):
+        return StateOpponent(opponent)
+    if callable(getattr(opponent, "act_observation", None)) or callable(opponent):
+        return ObservationOpponent(opponent)
+    raise TypeError(
+        f"opponent {opponent!r} is neither None, 'random', a batch opponent (act_batch), "
+        "an agent (act / act_observation) nor callable"
+    )
