@@ -91,6 +91,12 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             raise ValueError("self_play has both seats the learner: pass no opponent")
         if self_play and dense_reward:
             raise ValueError("dense_reward is for a learner against an opponent, not self_play")
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self._batch = new_batch(num_envs, rings_to_win)
         self.num_envs = self._batch.num_games
         self._side_choice = _parse_learner(learner)

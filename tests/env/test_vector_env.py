@@ -1,0 +1,255 @@
+"""YinshVectorEnv against the scalar Yinsh-v0, step by step, and its Gymnasium conventions.
+
+N scalar environments and one vector environment of N games play the same
+learner actions against the same deterministic opponent: observations,
+masks, rewards (shaped ones too), ends and the final observation of every
+finished game must agree, and every observation returned carries a valid
+mask.  Then the API: ``make_vec``, spaces, seeding, illegal actions,
+self-play, opponent samplers, batch opponents.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+from gymnasium.vector import AutoresetMode
+
+from yinsh_env.errors import IllegalActionError, NotAnActionError
+from yinsh_env.gym_env import YinshGymEnv
+from yinsh_env.opponents import OpponentPool
+from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.opponents import RandomOpponent, random_legal
+from yinsh_env.vector.shaping import ShapedReward
+
+
+def lowest(observation: dict[str, np.ndarray]) -> int:
+    """A deterministic opponent: the lowest legal action."""
+    return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def check_valid(observations: dict[str, np.ndarray]) -> None:
+    assert observations["action_mask"].dtype == np.int8
+    assert (observations["action_mask"].sum(axis=1) > 0).all(), "a returned mask has no action"
+
+
+def run_side_by_side(n: int, steps: int, seed: int, dense: float = 0.0, rings: int = 3) -> int:
+    """Step a vector env and n scalar envs together; returns the games finished."""
+    vec = YinshVectorEnv(n, opponent=lowest, rings_to_win=rings, dense_reward=dense, gamma=0.9)
+    scalars: list[Any] = [
+        YinshGymEnv(opponent=lowest, rings_to_win=rings, learner=i % 2) for i in range(n)
+    ]
+    if dense:
+        scalars = [ShapedReward(env, weight=dense, gamma=0.9) for env in scalars]
+    episodes = [1] * n
+    observations, _ = vec.reset(seed=seed)
+    for i, env in enumerate(scalars):
+        obs, _ = env.reset(options={"learner": i % 2})
+        assert data_equivalence(obs, {k: v[i] for k, v in observations.items()}, exact=True)
+    rng = np.random.default_rng(seed)
+    finished = 0
+    for _ in range(steps):
+        check_valid(observations)
+        actions = random_legal(observations["action_mask"], rng)
+        observations, rewards, terminated, truncated, info = vec.step(actions)
+        assert not truncated.any()
+        for i, env in enumerate(scalars):
+            obs, reward, done, _, scalar_info = env.step(int(actions[i]))
+            assert reward == pytest.approx(rewards[i], abs=1e-12) and done == terminated[i]
+            if done:
+                finished += 1
+                assert info["_final_obs"][i] and info["final_info"]["_result"][i]
+                assert data_equivalence(obs, info["final_obs"][i], exact=True)
+                assert info["final_info"]["result"][i] == scalar_info["result"]
+                assert info["final_info"]["end_reason"][i] == scalar_info["end_reason"]
+                side = (i + episodes[i]) % 2
+                episodes[i] += 1
+                obs, _ = env.reset(options={"learner": side})
+            assert data_equivalence(obs, {k: v[i] for k, v in observations.items()}, exact=True)
+    return finished
+
+
+def test_the_vector_env_plays_as_the_scalar_env() -> None:
+    assert run_side_by_side(n=12, steps=160, seed=3) >= 12
+
+
+def test_blitz_plays_as_the_scalar_env() -> None:
+    assert run_side_by_side(n=8, steps=60, seed=4, rings=1) >= 8
+
+
+def test_shaped_rewards_are_the_scalar_wrappers() -> None:
+    assert run_side_by_side(n=8, steps=120, seed=5, dense=0.5) >= 8
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+def test_shaped_returns_of_a_finished_game_equal_the_unshaped_result(gamma: float) -> None:
+    """The potential is zero at the start and the end: the discounted shaping terms cancel."""
+    vec = YinshVectorEnv(16, dense_reward=1.0, gamma=gamma)
+    observations, _ = vec.reset(seed=7)
+    rng = np.random.default_rng(7)
+    returns, discount = np.zeros(16), np.ones(16)
+    checked = shaped = 0
+    while checked < 30:
+        actions = random_legal(observations["action_mask"], rng)
+        observations, rewards, terminated, _, info = vec.step(actions)
+        returns += discount * rewards
+        discount *= gamma
+        shaped += int((rewards[~terminated] != 0).sum())
+        for i in np.flatnonzero(terminated):
+            learner = 0 if info["final_info"]["learner"][i] == "player_0" else 1
+            result = info["final_info"]["result"][i]
+            value = {"W": 1.0, "B": -1.0}.get(str(result), 0.0) * (1 if learner == 0 else -1)
+            assert returns[i] == pytest.approx(discount[i] / gamma * value, abs=1e-9)
+            returns[i], discount[i] = 0.0, 1.0
+            checked += 1
+    assert shaped > 0, "no shaping term was ever paid"
+
+
+def test_scalar_shaped_wrapper_passes_gymnasiums_checker() -> None:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped")
+        check_env(ShapedReward(YinshGymEnv(), weight=0.2), skip_render_check=True)
+
+
+def test_make_vec_returns_the_vector_env_with_same_step_autoreset() -> None:
+    vec = gym.make_vec("Yinsh-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    assert isinstance(vec, YinshVectorEnv)
+    assert vec.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    single = YinshGymEnv()
+    assert vec.single_observation_space == single.observation_space
+    assert vec.single_action_space == single.action_space
+    observations, _ = vec.reset(seed=0)
+    assert vec.observation_space.contains(observations)
+
+
+def test_reset_with_a_seed_repeats_and_returned_data_is_fresh() -> None:
+    def trace(seed: int) -> list[Any]:
+        vec = YinshVectorEnv(4, learner="random")
+        observations = vec.reset(seed=seed)[0]
+        out: list[Any] = [observations]
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            step = vec.step(random_legal(observations["action_mask"], rng))
+            observations = step[0]
+            out.append(step[:4])
+        return out
+
+    first, second = trace(11), trace(11)
+    assert data_equivalence(first, second, exact=True)
+    assert not data_equivalence(first, trace(12))
+    assert first[1][0]["observation"] is not first[2][0]["observation"]
+
+
+def test_an_illegal_action_ends_that_game_with_the_illegal_reward() -> None:
+    vec = YinshVectorEnv(3)
+    observations, _ = vec.reset(seed=1)
+    actions = random_legal(observations["action_mask"], np.random.default_rng(0))
+    bad = int(np.flatnonzero(observations["action_mask"][1] == 0)[0])
+    actions[1] = bad
+    new, rewards, terminated, _, info = vec.step(actions)
+    assert terminated.tolist() == [False, True, False] and rewards[1] == -1.0
+    assert info["final_info"]["illegal_action"][1] == bad
+    assert data_equivalence(
+        info["final_obs"][1], {k: v[1] for k, v in observations.items()}, exact=True
+    )
+    check_valid(new)
+
+
+def test_illegal_reward_none_raises_and_changes_nothing() -> None:
+    vec = YinshVectorEnv(2, illegal_reward=None)
+    observations, _ = vec.reset(seed=2)
+    actions = np.array([0, 0])
+    actions[0] = int(np.flatnonzero(observations["action_mask"][0])[0])
+    actions[1] = int(np.flatnonzero(observations["action_mask"][1] == 0)[0])
+    with pytest.raises(IllegalActionError, match="game 1"):
+        vec.step(actions)
+    assert data_equivalence(vec.action_masks(), observations["action_mask"])
+
+
+@pytest.mark.parametrize("actions", [np.zeros(3, np.int64), np.zeros(2), np.array([0, 9999])])
+def test_malformed_actions_are_refused(actions: np.ndarray) -> None:
+    vec = YinshVectorEnv(2)
+    vec.reset(seed=0)
+    with pytest.raises(NotAnActionError):
+        vec.step(actions)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [
+        ({"num_envs": 0}, "num_envs"),
+        ({"rings_to_win": 6}, "rings_to_win"),
+        ({"learner": "left"}, "learner"),
+        ({"dense_reward": -1.0}, "dense_reward"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"self_play": True, "opponent": lowest}, "self_play"),
+        ({"render_mode": "human"}, "render_mode"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(kwargs: dict[str, Any], word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        YinshVectorEnv(**kwargs)
+
+
+def test_self_play_gives_each_decision_to_the_player_to_act() -> None:
+    vec = YinshVectorEnv(8, self_play=True)
+    observations, _ = vec.reset(seed=3)
+    rng = np.random.default_rng(3)
+    ends = 0
+    for _ in range(400):
+        seats = vec.learner_seats
+        whites = observations["observation"][:, 0, 0, 16]
+        np.testing.assert_array_equal(whites, seats == 0)
+        observations, rewards, terminated, _, info = vec.step(
+            random_legal(observations["action_mask"], rng)
+        )
+        check_valid(observations)
+        for i in np.flatnonzero(terminated):
+            ends += 1
+            result = str(info["final_info"]["result"][i])
+            mover = 0 if info["final_info"]["learner"][i] == "player_0" else 1
+            expected = {"W": 1.0, "B": -1.0}.get(result, 0.0) * (1 if mover == 0 else -1)
+            assert rewards[i] == expected
+    assert ends >= 8
+
+
+def test_a_sampler_chooses_an_opponent_per_game_and_hears_the_results() -> None:
+    pool = OpponentPool()
+    pool.add("random", None)
+    pool.add("lowest", lowest)
+    vec = YinshVectorEnv(6, opponent=pool)
+    observations, _ = vec.reset(seed=4)
+    rng = np.random.default_rng(4)
+    names: list[str] = []
+    for _ in range(200):
+        observations, _, terminated, _, info = vec.step(
+            random_legal(observations["action_mask"], rng)
+        )
+        names += [str(info["final_info"]["opponent"][i]) for i in np.flatnonzero(terminated)]
+    assert set(names) == {"random", "lowest"}
+    assert sum(entry.games for entry in pool.entries) == len(names)
+
+
+def test_a_batch_opponent_is_asked_for_all_its_games_at_once() -> None:
+    class Counting(RandomOpponent):
+        def __init__(self) -> None:
+            self.sizes: list[int] = []
+
+        def act_batch(self, observations: Any, masks: np.ndarray, rng: Any) -> np.ndarray:
+            self.sizes.append(len(masks))
+            return super().act_batch(observations, masks, rng)
+
+    opponent = Counting()
+    vec = YinshVectorEnv(32, opponent=opponent, learner="player_1")
+    vec.reset(seed=0)
+    assert opponent.sizes == [32]  # Black's learner: White's opponent opens in every game
+
+
+def test_an_opponent_choosing_illegal_actions_is_refused() -> None:
+    vec = YinshVectorEnv(2, opponent=lambda observation: 2141, learner="player_1")
+    with pytest.raises(IllegalActionError, match="opponent"):
+        vec.reset(seed=0)
