@@ -1,6 +1,6 @@
 """Build the documentation site, serve it, and find its broken internal links.
 
-Shared by tests/test_docs.py and docs/make_screenshots.py.  ``build`` runs the
+Shared by tests/release/test_docs.py and docs/make_screenshots.py.  ``build`` runs the
 command CI runs (warnings are errors, every cross-reference must resolve);
 ``broken_links`` checks every ``href`` and ``src`` of every page that stays
 inside the site, anchors included, without the network (``linkcheck`` would

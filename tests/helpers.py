@@ -162,3 +162,15 @@ LAST_MARKER = position_text({"E5": "R", "A2": "r", "K10": "r"}, "w move - 0-1 1 
 #: Both sides' rings are walled in by rings and marker runs to the edge (the blocked
 #: position of test_rules), and Black has passed: White's pass ends the game.
 SECOND_PASS = "RrMM/mmRmMmm/1MMmm3/1mM1mm3/1Mm2mm3/mm3MM2/mM4Mm2/m5mM1/6Mm/6m/4 w move - 2-1 17 1 3"
+
+#: A blitz game (one ring wins) whose last move throws a won position away:
+#: Black, to move at ply 48, wins with F2-G2 (a row of five, then its ring) but
+#: plays A4-A2, after which White makes a row at once.  Found by playing seeded
+#: random games; tests/agents/test_review.py checks both facts with the rules.
+THROWN_AWAY = """[Variant "blitz"]
+[Result "*"]
+G4 G9 B2 E7 I7 I4 G10 F4 I6 G3 G4-H4 I4-H3 B2-H8 F4-G5 H4-H7 G9-G7 G10-F9 G5-I5
+I7-E3 G3-E1 F9-E9 G7-C3 E3-E6 C3-C4 I6-I8 E7-C5 H7-E4 C4-D5 E6-J11 E1-F2 E9-H9
+D5-D3 J11-H11 I5-F5 I8-I9 F5-H5 H8-E8 C5-B5 I9-I10 B5-A4 E4-E2 H5-F3 I10-I11
+D3-D6 H11-H10 H3-H6 H10-F10 A4-A2
+"""

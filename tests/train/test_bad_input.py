@@ -294,7 +294,7 @@ def _record_texts() -> dict[str, str]:
 
     state = State().apply_all(GAME)
     record = GameRecord.from_state(state, "greedy", "random")
-    (bga,) = (Path(__file__).parent / "data" / "games" / "bga").glob("*.json")
+    (bga,) = (Path(__file__).parent.parent / "data" / "games" / "bga").glob("*.json")
     return {".yinsh": write_record(record), ".sgf": write_sgf(record), ".json": bga.read_text()}
 
 

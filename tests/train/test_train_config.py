@@ -20,7 +20,7 @@ from train.config import (
 )
 from train.preflight import check_runnable
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 @pytest.mark.parametrize("name", ["quick.yaml", "default.yaml", "gpu.yaml"])
@@ -121,7 +121,7 @@ def test_cli_reports_a_broken_config_and_creates_nothing(
 
 
 def test_configs_saved_before_the_schema_still_load() -> None:
-    saved = Path(__file__).resolve().parent / "data" / "configs" / "long_run_saved.yaml"
+    saved = Path(__file__).resolve().parent.parent / "data" / "configs" / "long_run_saved.yaml"
     data = yaml.safe_load(saved.read_text())
     config = config_from_dict(data, source=str(saved))
     # Nothing lost, same types; keys added since take their defaults.

@@ -17,7 +17,7 @@ import pytest
 from train.config import ConfigError, load_config
 from train.config_files import config_names, resolve_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 PROJECT_PACKAGES = {"yinsh_env", "agents", "train", "benchmarks"}
 

@@ -10,7 +10,7 @@ import pytest
 from agents.search.cache import EvaluationCache
 from benchmarks import interleave
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -28,7 +28,7 @@ from train.config import (
 )
 from train.trainer import run
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 # One game in flight: every backend then evaluates the same network batches
 # (single leaves), so whole runs agree to the last bit; with several games in

@@ -127,7 +127,7 @@ def test_init_weights_names_any_shipped_network_so_a_config_outlives_a_new_pretr
 
     assert resolve_init_path("anchor-v1") == weights_path("anchor-v1")
     assert resolve_init_path("pretrained") == weights_path()
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     started = load_init_weights(load_config(root / "configs" / "continue.yaml"))
     assert started is not None and started.cpu_s == 7632  # the first network's 2.12 hours
     assert started.sha256 == sha256_of(weights_path("anchor-v1"))

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import pieces, position_text
-from test_review import THROWN_AWAY
+from helpers import THROWN_AWAY, pieces, position_text
 
 from agents import Agent, register_agent
 from agents.web import AppConfig, YinshServer

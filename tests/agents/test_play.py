@@ -14,7 +14,7 @@ from agents.play import main
 from yinsh_env import State
 from yinsh_env.records import load_record, read_record
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def record_part(output: str) -> str:

@@ -22,7 +22,7 @@ pytest.importorskip("sphinx", reason='the docs need sphinx: pip install -e ".[do
 pytest.importorskip("myst_nb", reason='the docs need myst-nb: pip install -e ".[docs]"')
 filelock = pytest.importorskip("filelock")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs"))
 
 from site_check import broken_links, build, serve  # noqa: E402

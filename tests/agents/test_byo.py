@@ -20,7 +20,7 @@ from agents.evaluation.travel import AgentTravelError, travel_problem
 from agents.spec import available_agents, check_spec, unregister_agent
 from yinsh_env import State, env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 MODULE = '''
 import numpy as np

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: The packages, lowest first: a module may import its own package and those below it.
 PACKAGES = ("yinsh_env", "agents", "train")
 #: STYLE: a folder past about twenty modules groups them by job into sub-packages.

@@ -13,7 +13,7 @@ from pathlib import Path
 from agents import make_agent
 from agents.protocol import serve
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: The hand-written pages of the documentation site (api/ is generated).
 PAGES = sorted([*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "guide").glob("*.md")])

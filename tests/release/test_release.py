@@ -17,7 +17,7 @@ import yaml
 
 import yinsh_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_ROOTS = ("yinsh_env", "agents", "train")
 
 

@@ -23,7 +23,7 @@ from agents.worker_pool import EXIT_GRACE
 from train.checkpoint import BEST_NAME
 from train.trainer import METRICS_NAME, read_metrics
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL]
 pytestmark = pytest.mark.slow
 

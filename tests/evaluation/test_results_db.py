@@ -24,7 +24,7 @@ from train.config import ConfigError
 from yinsh_env import action_to_str
 from yinsh_env.records import read_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def rows(path: Path, query: str = "SELECT * FROM games ORDER BY id") -> list[sqlite3.Row]:
