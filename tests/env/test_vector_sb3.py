@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pytest
 
@@ -18,14 +20,15 @@ def test_masks_and_finished_games_follow_sb3s_conventions() -> None:
     env = YinshSB3VecEnv(num_envs=6, rings_to_win=1)
     assert is_masking_supported(env)
     env.seed(3)
-    observations = env.reset()
+    observations = cast(dict[str, np.ndarray], env.reset())
     rng = np.random.default_rng(3)
     finished = 0
     for _ in range(120):
         masks = get_action_masks(env)
         np.testing.assert_array_equal(masks, observations["action_mask"].astype(bool))
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-        observations, rewards, dones, infos = env.step(actions)
+        result, rewards, dones, infos = env.step(actions)
+        observations = cast(dict[str, np.ndarray], result)
         assert rewards.shape == (6,) and dones.dtype == np.bool_
         for i in np.flatnonzero(dones):
             finished += 1
@@ -58,6 +61,6 @@ def test_maskable_ppo_learns_on_the_vector_env() -> None:
         not np.allclose(a.numpy(), b.detach().numpy())
         for a, b in zip(before, model.policy.parameters())
     )
-    observations = env.reset()
+    observations = cast(dict[str, np.ndarray], env.reset())
     actions, _ = model.predict(observations, action_masks=get_action_masks(env))
     assert np.take_along_axis(observations["action_mask"], actions[:, None], axis=1).all()
