@@ -239,3 +239,31 @@ def test_every_package_says_what_each_of_its_modules_is() -> None:
             if p.stem != "__init__" and p.stem not in doc
         ]
         assert not unnamed, (package, unnamed)
+
+
+#: The one checkpoint kept in the tree besides the shipped networks: where the shipped
+#: line resumes (``pretrained`` is its iteration 920).
+RESUME_CHECKPOINT = "train/run_archives/long2-int8/checkpoints/iter_000920.pt"
+
+
+def test_no_checkpoint_is_tracked_but_the_shipped_networks_and_the_resume_point() -> None:
+    if not (PROJECT_ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.pt"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert RESUME_CHECKPOINT in tracked
+    strays = [
+        p for p in tracked if p != RESUME_CHECKPOINT and not p.startswith("agents/network/weights/")
+    ]
+    assert not strays
+
+
+def test_every_archived_checkpoint_is_in_the_tree_or_names_the_commit_that_has_it() -> None:
+    manifests = sorted((PROJECT_ROOT / "train" / "run_archives").glob("*/archive.json"))
+    assert manifests
+    for manifest in manifests:
+        data = json.loads(manifest.read_text())
+        pruned = data.get("pruned", {})
+        for name in data["files"]:
+            assert (manifest.parent / name).is_file() or pruned.get(name), (manifest, name)

@@ -243,3 +243,38 @@ def test_restore_loads_every_checkpoint_before_writing_anything(
     with pytest.raises((CheckpointError, RunError), match=problem[damage]):
         restore(archive, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_pruned_checkpoint_is_named_with_the_commit_that_has_it(
+    tmp_path: Path, source_run: Path
+) -> None:
+    """Checkpoints pruned from the tree: restore says which commit has each and how to get
+    it back; once back, its sha256 is checked as before."""
+    archive = tmp_path / "archive"
+    save(source_run, archive)
+    name = "checkpoints/iter_000002.pt"
+    kept = (archive / name).read_bytes()
+    manifest_path = archive / "archive.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["pruned"] = {name: "abc123def456"}
+    manifest_path.write_text(json.dumps(manifest))
+    (archive / name).unlink()
+    with pytest.raises(RunError, match=r"pruned.*commit abc123def456 has it: git checkout abc123"):
+        restore(archive, tmp_path / "a")
+    assert not list_checkpoints(tmp_path / "a")
+    (archive / name).write_bytes(kept[:-1] + bytes([kept[-1] ^ 1]))  # back, but not the same
+    with pytest.raises(CheckpointError, match="sha256"):
+        restore(archive, tmp_path / "b")
+    (archive / name).write_bytes(kept)
+    assert restore(archive, tmp_path / "c")["iteration"] == manifest["iteration"]
+    manifest["pruned"] = ["not", "a", "mapping"]
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(RunError, match="'pruned' must map"):
+        restore(archive, tmp_path / "d")
+
+
+def test_a_missing_checkpoint_that_was_never_pruned_is_named() -> None:
+    from train.tools.run_archive import _missing
+
+    text = _missing(Path("arch"), "checkpoints/iter_000001.pt", {"files": {}})
+    assert "arch/checkpoints/iter_000001.pt is missing" in text and "git" not in text

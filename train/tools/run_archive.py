@@ -1,11 +1,13 @@
-"""A training run kept in git: save a run directory's state small, restore it anywhere.
+"""A training run kept beside the code: save a run directory's state small, restore it anywhere.
 
 A long run is stopped and resumed many times, on other machines too, so its
-state lives in the repository (``train/run_archives/NAME/``), not in the ignored
-``runs/``.  An archive holds only what ``yinsh-train --resume`` and
+state is kept in ``train/run_archives/NAME/``, not in the ignored ``runs/``.
+An archive holds only what ``yinsh-train --resume`` and
 ``python -m train.tools.curve`` need::
 
     archive.json                     what was saved: iteration, CPU hours, files, sha256
+                                     (and, for checkpoints pruned from the tree, the
+                                     commit that has each: ``pruned``)
     config.yaml                      the run's config
     metrics.jsonl                    its records up to the saved iteration
     checkpoints/iter_000120.pt       the saved checkpoint (model, optimizer, RNG, history)
@@ -14,9 +16,15 @@ state lives in the repository (``train/run_archives/NAME/``), not in the ignored
 
 No replay window (tens of MB): a run resumed from an archive restarts it empty
 (:mod:`train.trainer` says so in its log and metrics) and learns again once
-the window holds ``replay.min_positions``.  Usage::
+the window holds ``replay.min_positions``.
 
-    python -m train.tools.run_archive save runs/long2 train/run_archives/long2  # commit it
+Git keeps an archive's text; its checkpoints stay out of git (``.gitignore``
+ignores ``*.pt`` except the shipped networks), so they travel apart (a
+release asset, a model hub) and the manifest's sha256 checks them when they
+come back.  Checkpoints committed before that rule and pruned since are in
+git's history: :func:`restore` names the commit that has each.  Usage::
+
+    python -m train.tools.run_archive save runs/long2 train/run_archives/long2  # text: commit
     python -m train.tools.run_archive restore train/run_archives/long2 runs/long2  # anywhere
     yinsh-train --run-dir runs/long2 --resume                                # continue it
 """
@@ -132,7 +140,27 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         or type(manifest.get("iteration")) is not int
     ):
         raise RunError(f"{path} is not a run archive's manifest (iteration; files: name -> sha256)")
+    pruned = manifest.get("pruned", {})
+    if not isinstance(pruned, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in pruned.items()
+    ):
+        raise RunError(f"{path}: 'pruned' must map checkpoint names to commits")
     return manifest
+
+
+def _missing(archive: Path, name: str, manifest: dict[str, Any]) -> str:
+    """Why an archived checkpoint is absent, and how to get it back when git has it."""
+    where = archive / name
+    commit = manifest.get("pruned", {}).get(name)
+    if commit:
+        return (
+            f"{where} was pruned from the repository (checkpoints stay out of git); "
+            f"commit {commit} has it: git checkout {commit} -- {where}"
+        )
+    return (
+        f"{where} is missing (listed in {archive / MANIFEST}; fetch it from where the run's "
+        "checkpoints are kept)"
+    )
 
 
 def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
@@ -140,7 +168,9 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
 
     Every file is checked before anything is written: the manifest, each
     checkpoint's sha256, that it loads and that its weights are finite
-    (:class:`~train.checkpoint.CheckpointError` naming the file).
+    (:class:`~train.checkpoint.CheckpointError` naming the file).  A checkpoint
+    that is absent is a :class:`~train.trainer.RunError` naming it and, when it
+    was pruned from the tree, the commit and the ``git checkout`` that bring it back.
     """
     archive, run_dir = Path(archive), Path(run_dir)
     manifest_path = archive / MANIFEST
@@ -156,6 +186,8 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
     for name, digest in files.items():
         if not _FILE.match(name):
             raise RunError(f"{manifest_path}: {name!r} is not an archived checkpoint's name")
+        if not (archive / name).is_file():
+            raise RunError(_missing(archive, name, manifest))
         if _sha256(archive / name) != digest:
             raise CheckpointError(f"{archive / name} does not match its sha256 in {manifest_path}")
         read_file(archive / name)  # loads, with finite weights (a sha256 proves neither)
