@@ -1,7 +1,7 @@
 """The README and the documentation pages stay true: their links resolve, their
 commands name real programs, CI runs the README's test command, the README links
-to every page of the guide, and the protocol page's transcript is what the engine
-answers."""
+to every page of the guide and the studies, its Python examples run, it stays a
+landing page, and the protocol page's transcript is what the engine answers."""
 
 from __future__ import annotations
 
@@ -9,14 +9,19 @@ import importlib.util
 import io
 import re
 from pathlib import Path
+from typing import Any
 
 from agents import make_agent
 from agents.protocol import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-#: The hand-written pages of the documentation site (api/ is generated).
-PAGES = sorted([*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "guide").glob("*.md")])
+#: The hand-written pages of the documentation site (api/_generated/ is generated).
+PAGES = sorted(
+    path
+    for folder in ("", "guide", "studies", "api")
+    for path in (ROOT / "docs" / folder).glob("*.md")
+)
 TEXTS = {ROOT / "README.md": README} | {p: p.read_text(encoding="utf-8") for p in PAGES}
 #: The line of the README that gives the test command.
 TEST_COMMAND_LINE = re.compile(r"^(python3 -m pytest[^#\n]*?)\s+# the test suite$", re.MULTILINE)
@@ -41,11 +46,41 @@ def test_a_missing_link_is_caught() -> None:
     ]
 
 
-def test_the_readme_links_to_every_guide_page() -> None:
+def test_the_readme_links_to_every_guide_page_and_study() -> None:
     guide = sorted((ROOT / "docs" / "guide").glob("*.md"))
-    assert len(guide) >= 10
+    studies = sorted((ROOT / "docs" / "studies").glob("*.md"))
+    assert len(guide) >= 10 and len(studies) >= 4
     linked = {(ROOT / link).resolve() for link in relative_links(README)}
-    assert not [p.name for p in guide if p.resolve() not in linked]
+    assert not [p.name for p in guide + studies if p.resolve() not in linked]
+
+
+def test_the_readme_is_a_landing_page() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 130, f"the README has {len(lines)} lines: results belong in docs/studies"
+    long = [n for n, line in enumerate(lines, 1) if len(line) > 200]
+    assert not long, f"README lines over 200 characters: {long}"
+
+
+def python_blocks(text: str) -> list[str]:
+    """The bodies of a Markdown text's fenced ``python`` code blocks."""
+    return re.findall(r"^```python\n(.*?)^```$", text, re.DOTALL | re.MULTILINE)
+
+
+def test_python_blocks_are_found() -> None:
+    text = "x\n```python\na = 1\n```\n```bash\nls\n```\n```python\nb = 2\nc = 3\n```\n"
+    assert python_blocks(text) == ["a = 1\n", "b = 2\nc = 3\n"]
+
+
+def test_the_readme_python_examples_play_a_game_to_its_end() -> None:
+    pettingzoo, gymnasium = python_blocks(README)  # the AEC loop, then the Gymnasium one
+    scope: dict[str, Any] = {}
+    exec(compile(pettingzoo, "README.md (PettingZoo)", "exec"), scope)
+    assert scope["game"].agents == [], "the AEC loop ends when every agent has left"
+    assert scope["game"].unwrapped.game.is_terminal
+    scope = {}
+    exec(compile(gymnasium, "README.md (Gymnasium)", "exec"), scope)
+    assert scope["terminated"] or scope["truncated"]
+    assert scope["env"].unwrapped.game.is_terminal
 
 
 def test_module_roles_name_modules_that_exist() -> None:
