@@ -24,6 +24,26 @@ class AgentFailure(RuntimeError):
         self.reason = reason
 
 
+def batch_arrays(observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``act_batch``'s inputs checked: (n, 11, 11, 17) float32 planes, (n, 2142) bool masks.
+
+    The batched agent interface (:mod:`yinsh_env.vector.opponents`) gives n
+    games' observations and masks, each from its player's side.  Raises
+    ValueError naming the input whose shape is wrong, or the first row of
+    ``masks`` without a legal action.
+    """
+    planes = np.asarray(observations, dtype=np.float32)
+    legal = np.asarray(masks) > 0
+    if planes.ndim != 4 or legal.ndim != 2 or len(planes) != len(legal):
+        raise ValueError(
+            f"observations (n, 11, 11, 17) and masks (n, 2142), got {planes.shape}, {legal.shape}"
+        )
+    empty = np.flatnonzero(~legal.any(axis=1))
+    if empty.size:
+        raise ValueError(f"masks row {int(empty[0])} has no legal action")
+    return planes, legal
+
+
 class Agent:
     """A YINSH player.
 

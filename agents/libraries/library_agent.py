@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.base import Agent
+from agents.base import Agent, batch_arrays
 from agents.params import PathText, Threads, checked
+from yinsh_env.observation import decode
 from yinsh_env.state import State
 
 #: The file (in a directory or a zip) that names the variant a policy was trained for.
@@ -38,6 +39,20 @@ def save_variant(path: str | Path, rings_to_win: int) -> None:
     with zipfile.ZipFile(path, "a") as archive:
         if VARIANT_FILE not in archive.namelist():
             archive.writestr(VARIANT_FILE, text)
+
+
+def sample_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n,) one column per row of ``weights`` (n, k), drawn in proportion to the row.
+
+    A column of weight 0 is never drawn; a row without a positive weight is a
+    ValueError naming it.
+    """
+    cumulative = np.cumsum(np.asarray(weights, dtype=np.float64), axis=1)
+    totals = cumulative[:, -1]
+    if not (totals > 0).all():
+        raise ValueError(f"weights row {int(np.argmin(totals > 0))} has no positive weight")
+    draws = (1.0 - rng.random(len(totals))) * totals  # in (0, total]: never a zero column
+    return (cumulative < draws[:, None]).sum(axis=1).astype(np.int64)
 
 
 def load_variant(path: str | Path) -> int | None:
@@ -84,11 +99,41 @@ class LibraryPolicyAgent(Agent):
         """Probabilities (or any non-negative weights) over all actions, 0 where illegal."""
         raise NotImplementedError
 
+    def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray | None:
+        """(n, 2142) :meth:`legal_probabilities` of n games in one call, from their
+        observations; None (the default) where the library has no batched form."""
+        return None
+
     def act(self, state: State) -> int:
         weights = self.legal_probabilities(state).astype(np.float64)
         if self.greedy:
             return int(np.argmax(weights))
         return int(self.np_rng.choice(len(weights), p=weights / weights.sum()))
+
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """(n,) one action in each of n games: the batched opponent interface
+        (:mod:`yinsh_env.vector.opponents`).
+
+        ``observations`` (n, 11, 11, 17) planes and ``masks`` (n, 2142), each game
+        from its player's side.  One forward pass for all n games where the
+        policy has :meth:`batch_probabilities`, else :meth:`act` game by game;
+        sampling (``greedy=false``) uses the agent's own generator, as :meth:`act`
+        does, so ``rng`` is unused.
+        """
+        planes, legal = batch_arrays(observations, masks)
+        if not len(planes):
+            return np.zeros(0, dtype=np.int64)
+        weights = self.batch_probabilities(planes, legal)
+        if weights is None:
+            return np.array([self.act(decode(p)) for p in planes], dtype=np.int64)
+        if self.greedy:
+            return np.argmax(weights, axis=1).astype(np.int64)
+        return sample_rows(weights, self.np_rng)
 
 
 class SavedPolicyAgent(LibraryPolicyAgent):

@@ -86,3 +86,9 @@ class RLlibAgent(SavedPolicyAgent):
         mask = state.legal_mask()
         logits = self.module.masked_logits({"observation": encode(state), "action_mask": mask})
         return np.exp(logits - logits.max()) * (mask > 0)
+
+    def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = self.module.masked_logits_batch(
+            {"observation": observations, "action_mask": masks}
+        )
+        return np.exp(logits - logits.max(axis=1, keepdims=True)) * (np.asarray(masks) > 0)

@@ -92,15 +92,21 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The masked logits over the 2142 actions for one environment observation."""
+        return self.masked_logits_batch(
+            {key: np.asarray(observation[key])[None] for key in ("observation", "action_mask")}
+        )[0]
+
+    def masked_logits_batch(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        """(n, 2142) masked logits for n observations (planes and masks stacked): one pass."""
         batch = {
             Columns.OBS: {
-                "observation": torch.as_tensor(observation["observation"][None]),
-                "action_mask": torch.as_tensor(observation["action_mask"][None]),
+                "observation": torch.as_tensor(observations["observation"]),
+                "action_mask": torch.as_tensor(observations["action_mask"]),
             }
         }
         with torch.no_grad():
             logits = self.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return logits[0].numpy()
+        return logits.numpy()
 
     def greedy_action(self, observation: dict[str, np.ndarray]) -> int:
         """The most likely legal action for one environment observation."""

@@ -37,6 +37,19 @@ def policy_probabilities(policy: Any, state: State) -> np.ndarray:
     return probs.numpy().astype(np.float64) * mask
 
 
+def batch_policy_probabilities(policy: Any, planes: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """A MaskablePPO policy's probabilities for n observations at once, 0 where illegal.
+
+    ``planes`` (n, 11, 11, 17) and ``masks`` (n, 2142), each from its player's
+    side: one forward pass of the policy for all n.
+    """
+    legal = np.asarray(masks).astype(bool)
+    observation, _ = policy.obs_to_tensor({"observation": planes, "action_mask": legal})
+    with torch.no_grad():
+        probs = policy.get_distribution(observation, action_masks=legal).distribution.probs
+    return probs.numpy().astype(np.float64) * legal
+
+
 def model_file(path: str) -> Path:
     """The model file ``path`` names (SB3 adds ``.zip`` when it is missing)."""
     if not path:
@@ -69,6 +82,9 @@ def load_maskable_ppo(path: str) -> Any:
             f"action space {model.action_space}"
         )
     check_weights(dict(model.policy.state_dict()), f"SB3 model {str(file)!r}")
+    from .sb3_masking import use_fast_masking
+
+    use_fast_masking(model.policy)
     return model
 
 
@@ -82,3 +98,6 @@ class SB3Agent(SavedPolicyAgent):
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         return policy_probabilities(self.model.policy, state)
+
+    def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return batch_policy_probabilities(self.model.policy, observations, masks)

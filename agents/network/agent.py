@@ -6,16 +6,23 @@ policy's most likely legal action; ``sims > 0`` runs the checkpoint's search
 (without exploration noise) for that many simulations; ``time > 0`` searches
 for that many seconds of wall clock instead, whatever the machine's load
 (simulations planned from the measured rate: :mod:`agents.search.budget`).
-Simulations are the default, so seeded games reproduce.  ``precision=int8``
-runs the network's convolutions in int8 (:mod:`agents.network.quantize`; ``auto``: int8
-where ONNX Runtime runs the network); ``net`` keeps float by default (the
-trainer's evaluation plays ``net`` specs), ``pretrained`` takes ``auto``.  A missing
-or corrupt checkpoint, or one with NaN or infinite weights, fails when the
-agent is built (:mod:`agents.network.checkpoint`), so the arena stops before any game.
+Simulations are the default, so seeded games reproduce.
 
-Building the agent sets torch's thread count for the process (``threads``,
-default 1): evaluating one position at a time gains nothing from more
-threads, and idle threads spinning on a busy machine slow it down many times.
+``precision``: ``auto`` (the default of every network agent, ``net`` and
+``pretrained`` alike) runs the network's convolutions in int8 where ONNX
+Runtime runs it (:mod:`agents.network.quantize`), float in PyTorch; int8 is
+the stronger of the two at equal time (docs/studies/speed.md).
+``precision=fp32`` keeps the float network, ``precision=int8`` asks for int8.
+
+A checkpoint file needs PyTorch to be read (``pip install 'yinsh[train]'``;
+without it the agent fails when it is built, saying so); the shipped networks
+(``pretrained``) play without it.  A missing or corrupt checkpoint, or one
+with NaN or infinite weights, fails when the agent is built
+(:mod:`agents.network.checkpoint`), so the arena stops before any game.
+
+Building the agent from a checkpoint sets torch's thread count for the process
+(``threads``, default 1): evaluating one position at a time gains nothing from
+more threads, and idle threads spinning on a busy machine slow it down many times.
 """
 
 from __future__ import annotations
@@ -27,19 +34,28 @@ from time import perf_counter
 from typing import Final
 
 import numpy as np
-import torch
 
-from agents.base import Agent
+from agents.base import Agent, batch_arrays
 from agents.params import Backend, Device, OptionalSims, PathText, Seconds, Threads, checked
-from agents.search import ActionStats, Analysis, Search, network_leaf, run_searches
+from agents.search import (
+    ActionStats,
+    Analysis,
+    BatchEvaluator,
+    Leaf,
+    Search,
+    network_leaf,
+    run_searches,
+)
 from agents.search.budget import SimulationRate
 from agents.search.cache import EvaluationCache
+from agents.search.tree import softmax
+from yinsh_env.observation import decode
 from yinsh_env.state import State
 
-from .checkpoint import checkpoint_iteration, load_network, resolve_checkpoint
-from .inference import check_device, resolve_device
+from .checkpoint import checkpoint_iteration, import_torch, resolve_checkpoint
+from .config import PlayConfig
+from .graphs import Precision
 from .mcts import network_search, search_rules
-from .onnx_inference import Precision, make_evaluator
 
 #: The share of a time budget the search plans for: the rest covers choosing
 #: the move and the simulation under way when the deadline passes.
@@ -58,13 +74,12 @@ class NetAgent(Agent):
         device: Device = "cpu",
         threads: Threads = 1,
         backend: Backend = "auto",
-        precision: Precision = "fp32",
+        precision: Precision = "auto",
         time: Seconds = 0.0,
     ) -> None:
         super().__init__(seed)
-        check_device(device)
         self.checkpoint = resolve_checkpoint(path)
-        model, config, _ = load_network(self.checkpoint)
+        self.evaluator, config = self._load_network(device, threads, backend, precision)
         self.search_config = config.search
         #: The variant it was trained for: the arena refuses to pair it with another.
         self.rings_to_win = config.rings_to_win
@@ -76,10 +91,6 @@ class NetAgent(Agent):
         self.rate = SimulationRate()
         #: Simulations of the last search.
         self.last_sims = 0
-        torch.set_num_threads(threads)
-        self.evaluator = make_evaluator(
-            model, resolve_device(device), backend, threads=threads, precision=precision
-        )
         #: The precision the network runs in (``auto`` resolved: int8 in ONNX Runtime).
         self.precision: str = getattr(self.evaluator, "precision", "fp32")
         #: What the search asks: the network, each position once while remembered
@@ -87,6 +98,29 @@ class NetAgent(Agent):
         self.cache = EvaluationCache(self.evaluator)
         self.np_rng = np.random.default_rng(seed)
         self._identity: str | None = None
+
+    def _load_network(
+        self, device: str, threads: int, backend: str, precision: str
+    ) -> tuple[BatchEvaluator, PlayConfig]:
+        """The checkpoint's network as a leaf evaluator, and its config: read with torch,
+        run by ONNX Runtime on the CPU where installed (the graph exported at load), else
+        by PyTorch (:func:`agents.network.onnx_inference.make_evaluator`)."""
+        torch = import_torch(f"net:path={self.checkpoint}")
+        from .checkpoint import load_network
+        from .inference import check_device, resolve_device
+        from .onnx_inference import backend_name, make_evaluator, precision_name
+
+        check_device(device)
+        model, config, _ = load_network(self.checkpoint)
+        torch.set_num_threads(threads)
+        evaluator = make_evaluator(
+            model,
+            resolve_device(device),
+            backend_name(backend),
+            threads=threads,
+            precision=precision_name(precision),
+        )
+        return evaluator, config
 
     @property
     def iteration(self) -> int | None:
@@ -136,6 +170,33 @@ class NetAgent(Agent):
             return self._choose(state, max(0, sims), 0.0)
         return self.act(state)
 
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """(n,) the actions :meth:`act` chooses in n games, from their observations.
+
+        ``observations`` (n, 11, 11, 17) planes and ``masks`` (n, 2142), each game
+        from its player's side, as the environments give them (the batched
+        opponent interface, :mod:`yinsh_env.vector.opponents`).  The raw policy
+        (``sims=0``) evaluates all n positions in one network call; with a
+        search, each game is searched in turn from its decoded position.  ``rng``
+        is unused: the choice is the agent's own, as in :meth:`act`.
+        """
+        planes, legal = batch_arrays(observations, masks)
+        if not len(planes):
+            return np.zeros(0, dtype=np.int64)
+        if self.sims or self.time_budget:
+            return np.array([self.act(decode(p)) for p in planes], dtype=np.int64)
+        leaves = [Leaf(np.flatnonzero(m), 0, planes=p) for p, m in zip(planes, legal)]
+        logits, _ = self.evaluator(leaves)
+        return np.array(
+            [leaf.actions[int(np.argmax(row))] for leaf, row in zip(leaves, logits)],
+            dtype=np.int64,
+        )
+
     def _choose(self, state: State, sims: int, seconds: float) -> int:
         legal = state.legal_actions()
         if len(legal) == 1:
@@ -173,7 +234,7 @@ class NetAgent(Agent):
             return self._search(state, self.sims, self.time_budget).analysis()
         leaf = network_leaf(state)
         logits, values = self.cache([leaf])
-        probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
+        probs = softmax(logits[0])
         lines = tuple(ActionStats(int(a), float(p), 0, None) for a, p in zip(leaf.actions, probs))
         best = int(leaf.actions[int(np.argmax(logits[0]))])
         return Analysis(best, state.to_act, float(values[0]), 0, lines, (best,))
@@ -181,7 +242,7 @@ class NetAgent(Agent):
     def policy(self, state: State) -> dict[int, float]:
         """The raw network policy over the legal actions (for analysis and notebooks)."""
         logits, _ = self.evaluator([network_leaf(state)])
-        probs = torch.softmax(torch.from_numpy(logits[0]), 0).numpy()
+        probs = softmax(logits[0])
         return dict(zip(state.legal_actions(), probs.tolist()))
 
     def value(self, state: State) -> float:

@@ -33,7 +33,8 @@ import torch
 
 from agents.league import curriculum_from_specs, pool_from_specs
 from agents.libraries.library_agent import LibraryPolicyAgent
-from agents.libraries.sb3_agent import policy_probabilities
+from agents.libraries.sb3_agent import batch_policy_probabilities, policy_probabilities
+from agents.libraries.sb3_masking import use_fast_masking
 from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
 from yinsh_env.state import State
 
@@ -65,6 +66,7 @@ class PolicySnapshot(LibraryPolicyAgent):
         self.policy.load_state_dict(policy.state_dict())
         self.policy.optimizer = None  # the copy never trains: no Adam state to keep
         self.policy.set_training_mode(False)
+        use_fast_masking(self.policy)
         for parameter in self.policy.parameters():
             parameter.requires_grad_(False)
         self.seconds = 0.0
@@ -72,6 +74,13 @@ class PolicySnapshot(LibraryPolicyAgent):
     def legal_probabilities(self, state: State) -> np.ndarray:
         start = time.perf_counter()
         probs = policy_probabilities(self.policy, state)
+        self.seconds += time.perf_counter() - start
+        return probs
+
+    def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One forward pass for n games (the vector environment asks once a step)."""
+        start = time.perf_counter()
+        probs = batch_policy_probabilities(self.policy, observations, masks)
         self.seconds += time.perf_counter() - start
         return probs
 
