@@ -181,8 +181,12 @@ def _raise(exc: BaseException) -> None:
     raise exc
 
 
+class SignalExit(SystemExit):
+    """The ``SystemExit`` of a signal (:func:`exit_on_signals`): never an agent's own."""
+
+
 def _exit(signum: int, frame: FrameType | None) -> None:
-    _raise(SystemExit(128 + signum))
+    _raise(SignalExit(128 + signum))
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

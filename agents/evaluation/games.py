@@ -10,7 +10,7 @@ same wherever it is played: in this process, a worker process or a Ray actor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,12 +114,26 @@ def play_game(
     task: GameTask,
     rings_to_win: int = 3,
     move_time_limit: float | None = None,
+    in_worker: bool = False,
+    on_turn: Callable[[int | None], None] | None = None,
 ) -> GameResult:
-    """Play one game (agents reset with the task's seed) from its opening: one match loop."""
+    """Play one game (agents reset with the task's seed) from its opening: one match loop.
+
+    ``in_worker``: a ``KeyboardInterrupt`` from an agent forfeits (no Ctrl-C
+    reaches a worker); ``on_turn(agent index)`` is called before each decision,
+    ``on_turn(None)`` after it.
+    """
     white.reset(seed=task.seed)
     black.reset(seed=task.seed ^ 0x5EED)
-    match = play_match((white, black), rings_to_win, task.opening, move_time_limit)
     indices = (task.white, task.black)
+    match = play_match(
+        (white, black),
+        rings_to_win,
+        task.opening,
+        move_time_limit,
+        agent_interrupts=in_worker,
+        on_turn=None if on_turn is None else lambda side: on_turn(_index(indices, side)),
+    )
     think = match.think
     return GameResult(
         task=task,
@@ -129,6 +143,23 @@ def play_game(
         think=((float(think[0][0]), int(think[0][1])), (float(think[1][0]), int(think[1][1]))),
         reason=match.reason,
         forfeiter=None if match.forfeiter is None else indices[match.forfeiter],
+    )
+
+
+def _index(indices: tuple[int, int], side: int | None) -> int | None:
+    return None if side is None else indices[side]
+
+
+def forfeit_result(task: GameTask, forfeiter: int, reason: str) -> GameResult:
+    """A game lost by agent index ``forfeiter`` without a finished match (its worker died)."""
+    return GameResult(
+        task=task,
+        result="B" if forfeiter == task.white else "W",
+        termination=Termination.FORFEIT.value,
+        actions=list(task.opening),
+        think=((0.0, 0), (0.0, 0)),
+        reason=reason,
+        forfeiter=forfeiter,
     )
 
 

@@ -36,6 +36,8 @@ from yinsh_env.aec_env import raw_env as RawEnv
 from yinsh_env.state import State
 
 from ..base import Agent, AgentFailure
+from ..params import clip
+from ..worker_pool import SignalExit
 
 
 class VariantMismatchError(ValueError):
@@ -133,12 +135,20 @@ def play_match(
     move_time_limit: float | None = None,
     on_step: Callable[[State], None] | None = None,
     interruptible: bool = False,
+    agent_interrupts: bool = False,
+    on_turn: Callable[[int | None], None] | None = None,
 ) -> MatchResult:
     """Play one game between ``agents`` (White, Black) through the AEC env.
 
     ``opening`` actions start the game (the env's ``reset`` option);
     ``on_step(state)`` is called after every action; with ``interruptible``
-    a ``KeyboardInterrupt`` ends the match as ``unfinished``.  The agents are
+    a ``KeyboardInterrupt`` ends the match as ``unfinished``.  An agent whose
+    ``act`` raises ``SystemExit`` forfeits (a signal's ``SignalExit`` goes
+    on up); one that raises ``KeyboardInterrupt`` forfeits only with
+    ``agent_interrupts`` (in a worker, where Ctrl-C never arrives: that one
+    can only be the agent's own).  ``on_turn(side)`` is called before each
+    decision and ``on_turn(None)`` after it (a worker notes who is thinking,
+    should its process die).  The agents are
     not reset here (callers seed them per game).  Raises
     :class:`VariantMismatchError` before the game if an agent was made for
     another variant.
@@ -163,6 +173,8 @@ def play_match(
             failure = detail = ""
             termination_kind = Termination.FORFEIT
             action: Any = None
+            if on_turn is not None:
+                on_turn(side)
             try:
                 action = timed_act(agent, base.copy_state(), move_time_limit)
             except AgentFailure as exc:
@@ -172,6 +184,16 @@ def play_match(
                 termination_kind = Termination.TIMEOUT
             except Exception as exc:  # an agent bug must not stop the match
                 failure = detail = f"crashed: {type(exc).__name__}: {exc}"
+            except SystemExit as exc:  # sys.exit() in act: the agent's, unless a signal's
+                if isinstance(exc, SignalExit):
+                    raise
+                failure = detail = f"exited: SystemExit({clip(repr(exc.code))})"
+            except KeyboardInterrupt:  # a Ctrl-C here, unless no Ctrl-C can reach this process
+                if not agent_interrupts:
+                    raise
+                failure = detail = "raised KeyboardInterrupt"
+            if on_turn is not None:
+                on_turn(None)
             think[side][0] += time.perf_counter() - start
             think[side][1] += 1
             if not failure and _is_action(action) and base.game.is_legal(int(action)):

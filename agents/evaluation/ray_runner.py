@@ -28,6 +28,7 @@ from typing import Any
 
 from ..params import clip
 from .games import GameResult, GameTask
+from .runners import WorkerDied
 from .workers import init_worker, play_task, registry_snapshot
 
 try:
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 MAX_ACTOR_FAILURES = 8
 
 
-class RayRunnerError(RuntimeError):
+class RayRunnerError(WorkerDied):
     """Too many actors died in one match."""
 
 

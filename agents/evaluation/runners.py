@@ -12,20 +12,36 @@ task's seed: the same tasks give the same games on every runner.
 
 Closing a :meth:`Runner.play` iterator before it is exhausted (an SPRT that
 has decided, Ctrl-C) abandons the games still running: worker processes are
-killed at once rather than left to finish them."""
+killed at once rather than left to finish them.
+
+A worker process that dies in a game (an agent calling ``os._exit``, a crash
+in native code) loses that game for the agent that was thinking, with a
+reason naming the exit status; the pool is restarted and the other games
+go on (:class:`~agents.evaluation.workers.TurnBoard`).  A death that no
+agent's turn explains stops the match with :class:`WorkerDied`."""
 
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
+import signal
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from ..base import Agent
 from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
-from .games import GameResult, GameTask, play_game
-from .workers import build, init_worker, play_task, registry_snapshot
+from .games import GameResult, GameTask, forfeit_result, play_game
+from .workers import TurnBoard, build, init_worker, play_task, registry_snapshot
 
 BACKENDS = ("local", "ray")
+#: Seconds the pool is given to reap its workers after one died.
+REAP_SECONDS = 10.0
+
+
+class WorkerDied(RuntimeError):
+    """Workers died where no agent's turn explains it (or Ray actors too often): the match stops."""
 
 
 class Runner(Protocol):
@@ -81,25 +97,64 @@ class PoolRunner:
         self, specs: Sequence[Any], workers: int, rings_to_win: int = 3, limit: float | None = None
     ) -> None:
         self.workers = workers
-        self.pool = guarded_pool(
-            workers, init_worker, (list(specs), registry_snapshot(specs), rings_to_win, limit)
-        )
+        self.specs = list(specs)
+        self._args = (self.specs, registry_snapshot(specs), rings_to_win, limit)
+        self._start()
+
+    def _start(self) -> None:
+        self.board = TurnBoard(multiprocessing.get_context("spawn"), self.workers)
+        self.pool = guarded_pool(self.workers, init_worker, (*self._args, self.board))
 
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
         # results_as_finished: safe to interrupt by a signal (agents.worker_pool).
-        left = len(tasks)
+        todo = {task.index: task for task in tasks}
         try:
-            for _, result in results_as_finished(self.pool, play_task, [(t,) for t in tasks]):
-                left -= 1
-                yield result
+            while todo:
+                try:
+                    calls = [(task,) for task in todo.values()]
+                    for _, result in results_as_finished(self.pool, play_task, calls):
+                        del todo[result.task.index]
+                        yield result
+                except BrokenProcessPool:
+                    yield from self._after_death(todo)
         finally:
-            if left:  # stopped early: the games still running are abandoned
+            if todo:  # stopped early: the games still running are abandoned
                 with signals_deferred():  # a second signal waits for the workers' end
                     kill_workers(self.pool)
+
+    def _after_death(self, todo: dict[int, GameTask]) -> Iterator[GameResult]:
+        """A worker died: its game a forfeit by the agent thinking, the pool started anew."""
+        turns = self.board.turns()
+        statuses = _exit_statuses(self.pool, {turn.pid for turn in turns})
+        dead = [t for t in turns if statuses.get(t.pid) not in (None, -signal.SIGTERM)]
+        with signals_deferred():
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self._start()
+        if not dead or any(t.agent is None or t.game not in todo for t in dead):
+            shown = ", ".join(f"game {t.game}" for t in dead) or "no game"
+            raise WorkerDied(f"a worker process died outside any agent's turn ({shown})")
+        for turn in dead:
+            task, agent = todo.pop(turn.game), turn.agent
+            assert agent is not None  # checked above
+            status = statuses[turn.pid]
+            how = f"signal {-status}" if status is not None and status < 0 else f"status {status}"
+            yield forfeit_result(task, agent, f"crashed: its worker process died ({how})")
 
     def close(self) -> None:
         with signals_deferred():
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _exit_statuses(pool: Any, pids: set[int]) -> dict[int, int | None]:
+    """The exit status of each of ``pids`` among the pool's processes (None: still alive),
+    waiting up to :data:`REAP_SECONDS` for the pool to end them."""
+    processes = {p.pid: p for p in (getattr(pool, "_processes", None) or {}).values()}
+    deadline = time.monotonic() + REAP_SECONDS
+    for pid in pids:
+        process = processes.get(pid)
+        if process is not None:
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
+    return {pid: processes[pid].exitcode if pid in processes else None for pid in pids}
 
 
 def check_backend(backend: str) -> None:
