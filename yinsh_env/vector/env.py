@@ -172,9 +172,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             games = games[
                 (batch.phase[games] != Phase.OVER) & (batch.to_act[games] != self._learner[games])
             ]
+            if not games.size:
+                break
             slots = self._slot[games]
-            for slot in np.unique(slots):
-                chosen = games[slots == slot]
+            for slot in np.unique(slots) if len(self._players) > 1 else (0,):
+                chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
                 planes = encode(batch, chosen) if getattr(player, "observes", True) else None
                 masks = batch.mask[chosen].astype(np.int8)

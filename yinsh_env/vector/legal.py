@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
 from ..geometry import N_POINTS
 from ..vocabulary import Phase
 from .state import BatchState
 from .tables import (
     CELL_KIND,
     EMPTY,
+    MARKER_B,
     MARKER_CODE,
+    MARKER_W,
     MAX_RAY,
     OFF,
     RAY_ACTIONS,
@@ -27,18 +29,32 @@ from .tables import (
     SEGMENT_POINTS_T,
 )
 
-__all__ = ["has_row", "move_destinations", "refresh_mask", "rows_of"]
+__all__ = ["has_row", "move_destinations", "refresh_mask", "rows_by_colour", "rows_of"]
+
+
+def _full(own: np.ndarray) -> np.ndarray:
+    """(123, n) bool: the segments whose five points are all set in ``own`` (86, n).
+
+    Point-major: each of the 615 segment points gathers a whole row of games.
+    """
+    seg = np.take(own, SEGMENT_POINTS_T, axis=0)  # (5, 123, n)
+    return np.asarray(seg[0] & seg[1] & seg[2] & seg[3] & seg[4])
 
 
 def rows_of(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
     """(n, 123) bool: which segments hold five markers of ``code`` (one code per game)."""
-    own = cells[:, SEGMENT_POINTS_T] == code[:, None, None]  # (n, 5, 123)
-    return np.asarray(np.logical_and.reduce(own, axis=1))
+    return np.ascontiguousarray(_full(code == cells.T).T)
+
+
+def rows_by_colour(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) bool twice: whether each game has five white markers in a row, and black."""
+    points = np.ascontiguousarray(cells.T)
+    return _full(points == MARKER_W).any(axis=0), _full(points == MARKER_B).any(axis=0)
 
 
 def has_row(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
     """(n,) bool: whether each game has five markers of its ``code`` in a row."""
-    return np.asarray(rows_of(cells, code).any(axis=1))
+    return np.asarray(_full(code == cells.T).any(axis=0))
 
 
 def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
@@ -50,17 +66,21 @@ def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
     """
     n, width = cells.shape
     rows = (np.arange(n) * width)[:, None, None, None]
-    kinds = CELL_KIND[cells.reshape(-1)[RAY_POINTS_T[rings] + rows]]  # (n, 5, 9 steps, 6)
+    kinds = np.take(CELL_KIND, cells).reshape(-1)
+    kinds = np.take(kinds, np.take(RAY_POINTS_T, rings, axis=0) + rows)  # (n, 5, 9 steps, 6)
     codes = kinds[:, :, 0]
     for step in range(1, MAX_RAY):
         codes = codes + kinds[:, :, step] * 3**step
-    return np.asarray(RAY_LEGAL_STEPS[codes])
+    return np.asarray(np.take(RAY_LEGAL_STEPS, codes, axis=0))
 
 
 def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     """Recompute the legal-action mask of ``games`` (an index array) from their positions."""
     mask = state.mask
-    mask[games] = False
+    if games.size == mask.shape[0]:  # every game (a slice is cheaper than an index)
+        mask[:] = False
+    else:
+        mask[games] = False
     phase = state.phase[games]
     me = state.to_act[games]
     cells = state.cells
@@ -72,9 +92,8 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     if moving.size:
         rings = state.ring_pos[moving, me[in_move]]
         legal = move_destinations(cells[moving], rings)
-        # Every (ring, ray, step) names a different move, or action 0 (no move: never
-        # legal in this phase), so the whole table is written, illegal entries as False.
-        mask[moving[:, None, None, None], RAY_ACTIONS[rings]] = legal
+        slots = np.take(RAY_ACTIONS, rings, axis=0) + (moving * N_ACTIONS)[:, None, None, None]
+        np.put(mask.reshape(-1), slots[legal], True)
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
     in_row = phase == Phase.ROW

@@ -11,22 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..observation import BOARD_PLANE, GRID, N_PLANES
+from ..observation import GRID, N_PLANES
 from ..vocabulary import TOTAL_MARKERS, Phase
 from .legal import rows_of
 from .state import BatchState
-from .tables import MARKER_CODE, POINT_CELL, SEGMENT_POINTS
+from .tables import BLOCK, GRID_POINT, MARKER_CODE, POINT_CELL, SEGMENT_POINTS
 
 __all__ = ["encode", "masks_for"]
 
-_BOARD = BOARD_PLANE.reshape(-1)
-#: _PIECES[observer, code]: the four piece planes (own ring, opp ring, own marker,
-#: opp marker) a cell code lights for that observer.
-_PIECES = np.zeros((2, 6, 4), dtype=np.float32)
+#: _CELL_PLANES[observer * 6 + code]: planes 0-4 at a grid cell holding ``code`` (own
+#: ring, opp ring, own marker, opp marker, on the board) for that observer.
+_CODES = BLOCK + 1
+_CELL_PLANES = np.zeros((2 * _CODES, 5), dtype=np.float32)
 for _me in (0, 1):
-    _PIECES[_me, 1 + _me, 0] = _PIECES[_me, 2 - _me, 1] = 1.0
-    _PIECES[_me, 3 + _me, 2] = _PIECES[_me, 4 - _me, 3] = 1.0
-_PIECES.flags.writeable = False
+    _rows = _CELL_PLANES[_CODES * _me : _CODES * (_me + 1)]
+    _rows[1 + _me, 0] = _rows[2 - _me, 1] = _rows[3 + _me, 2] = _rows[4 - _me, 3] = 1.0
+    _rows[:BLOCK, 4] = 1.0  # every code but the padding point's is on the board
+_CELL_PLANES.flags.writeable = False
 #: _PHASE_PLANES[phase]: planes 5-8 (one-hot; all zero once over).
 _PHASE_PLANES = np.eye(5, 4, dtype=np.float32)
 
@@ -39,29 +40,29 @@ def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = Non
     phase = state.phase[games]
     removed = state.removed[games]
     arange = np.arange(n)
-    consts = np.empty((n, N_PLANES - 5), dtype=np.float32)  # planes 5..16
-    consts[:, 0:4] = _PHASE_PLANES[phase]
-    consts[:, 4] = 0.0  # plane 9 varies over the board: written below
+    # One row of 17 plane values per game and cell code: the piece and board planes
+    # of that code for this observer, then the game's constant planes.
+    values = np.empty((n, _CODES, N_PLANES), dtype=np.float32)
+    values[:, :, :5] = np.take(_CELL_PLANES, (_CODES * me)[:, None] + np.arange(_CODES), axis=0)
+    values[:, :, 5:9] = np.take(_PHASE_PLANES, phase, axis=0)[:, None, :]
+    values[:, :, 9] = 0.0  # candidate rows: written below
     resolving = (phase == Phase.ROW) | (phase == Phase.RING)
-    consts[:, 5] = resolving & (state.mover[games] == me)
-    consts[:, 6] = removed[arange, me] / 5.0
-    consts[:, 7] = removed[arange, opp] / 5.0
-    consts[:, 8] = state.rings_to_win / 5.0
-    consts[:, 9] = state.pool[games] / TOTAL_MARKERS
-    consts[:, 10] = state.passes[games] > 0
-    consts[:, 11] = opp  # the observer is White (0)
-    planes = np.zeros((n, GRID * GRID, N_PLANES), dtype=np.float32)
-    planes[:, :, 5:] = consts[:, None, :]
-    planes[:, :, 4] = _BOARD
-    cells = state.cells[games]
-    planes[:, POINT_CELL, :4] = _PIECES[me[:, None], cells[:, : POINT_CELL.size]]
+    values[:, :, 10] = (resolving & (state.mover[games] == me))[:, None]
+    values[:, :, 11] = (removed[arange, me] / 5.0)[:, None]
+    values[:, :, 12] = (removed[arange, opp] / 5.0)[:, None]
+    values[:, :, 13] = state.rings_to_win / 5.0
+    values[:, :, 14] = (state.pool[games] / TOTAL_MARKERS)[:, None]
+    values[:, :, 15] = (state.passes[games] > 0)[:, None]
+    values[:, :, 16] = opp[:, None]  # the observer is White (0)
+    cells = np.take(state.cells[games], GRID_POINT, axis=1)  # (n, 121): OFF off the board
+    codes = cells + (_CODES * arange)[:, None]
+    planes = np.take(values.reshape(-1, N_PLANES), codes, axis=0)  # (n, 121, 17)
     in_row = np.flatnonzero(phase == Phase.ROW)
     if in_row.size:
         to_act = state.to_act[games[in_row]]
-        rows = rows_of(cells[in_row], MARKER_CODE[to_act])
+        rows = rows_of(state.cells[games[in_row]], MARKER_CODE[to_act])
         g, s = np.nonzero(rows)
-        cell = POINT_CELL[SEGMENT_POINTS[s]]  # (k, 5)
-        planes[in_row[g][:, None], cell, 9] = 1.0
+        planes[in_row[g][:, None], POINT_CELL[SEGMENT_POINTS[s]], 9] = 1.0
     return planes.reshape(n, GRID, GRID, N_PLANES)
 
 

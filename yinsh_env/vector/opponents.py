@@ -53,21 +53,27 @@ _NTH_SET.flags.writeable = False
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(n,) one legal action per row of ``masks``, uniformly at random.
 
-    The masks are packed eight actions to a byte first, so the search for
-    each row's chosen legal action walks 268 bytes rather than 2,142 entries.
+    The masks are packed eight actions to a byte, and only the bytes holding
+    a legal action are walked (a few per game, not 2,142 entries each).
     Raises ValueError naming the row if a mask has no legal action.
     """
+    n = masks.shape[0]
     packed = np.packbits(masks, axis=1)
-    counts = np.bitwise_count(packed)
-    ends = np.cumsum(counts, axis=1, dtype=np.int32)
-    totals = ends[:, -1]
+    width = packed.shape[1]
+    flat = packed.reshape(-1)
+    where = np.flatnonzero(flat)
+    rows, columns = where // width, where % width
+    held = flat[where]
+    counts = np.bitwise_count(held).astype(np.int64)
+    ends = np.cumsum(counts)
+    totals = np.bincount(rows, weights=counts, minlength=n).astype(np.int64)
     if (totals == 0).any():
         raise ValueError(f"masks row {int(np.argmin(totals))} has no legal action")
-    rows = np.arange(masks.shape[0])
-    pick = (rng.random(rows.size) * totals).astype(np.int32)
-    byte = (ends <= pick[:, None]).sum(axis=1)
-    nth = pick - ends[rows, byte] + counts[rows, byte]
-    return np.asarray(byte * 8 + _NTH_SET[packed[rows, byte], nth], dtype=np.int64)
+    starts = np.cumsum(totals) - totals
+    pick = starts + (rng.random(n) * totals).astype(np.int64)
+    byte = np.searchsorted(ends, pick, side="right")
+    nth = pick - ends[byte] + counts[byte]
+    return np.asarray(columns[byte] * 8 + _NTH_SET[held[byte], nth], dtype=np.int64)
 
 
 class RandomOpponent:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..vocabulary import RINGS_PER_PLAYER, Phase
-from .legal import has_row, refresh_mask
+from .legal import has_row, refresh_mask, rows_by_colour
 from .state import BatchState
 from .tables import (
     ACTION_ARG,
@@ -75,10 +75,10 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
     state.passes[g] = 0
     state.mover[g] = me
     opp = 1 - me
-    board = cells[g]
-    own_row = has_row(board, MARKER_CODE[me])
-    opp_code = MARKER_CODE[opp]
-    opp_row = ~own_row & (flipped == opp_code[:, None]).any(axis=1) & has_row(board, opp_code)
+    white, black = rows_by_colour(cells[g])
+    own_row = np.where(me == 0, white, black)
+    flipped_to_opp = (flipped == MARKER_CODE[opp][:, None]).any(axis=1)
+    opp_row = ~own_row & flipped_to_opp & np.where(me == 0, black, white)
     over = ~own_row & ~opp_row & (state.pool[g] <= 0)
     state.to_act[g] = np.where(own_row, me, opp)
     state.phase[g] = np.where(own_row | opp_row, Phase.ROW, np.where(over, Phase.OVER, Phase.MOVE))
