@@ -49,7 +49,8 @@ def rows_of(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
 def rows_by_colour(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(n,) bool twice: whether each game has five white markers in a row, and black."""
     points = np.ascontiguousarray(cells.T)
-    return _full(points == MARKER_W).any(axis=0), _full(points == MARKER_B).any(axis=0)
+    white, black = _full(points == MARKER_W), _full(points == MARKER_B)
+    return np.asarray(white.any(axis=0)), np.asarray(black.any(axis=0))
 
 
 def has_row(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
