@@ -106,7 +106,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self.opponent = opponent
         self._sampler = opponent if is_sampler(opponent) else None
         self._players: list[BatchOpponent] = (
-            [] if self._sampler or self_play else [batch_opponent(opponent)]
+            [] if self._sampler is not None or self_play else [batch_opponent(opponent)]
         )
         #: id(a sampled opponent) -> (that opponent, its index in _players)
         self._player_of: dict[int, tuple[Any, int]] = {}
