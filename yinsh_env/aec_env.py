@@ -51,7 +51,7 @@ raises ``KeyError``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import gymnasium
@@ -115,15 +115,44 @@ def start_state(
         game = State.from_text(state)
     else:
         raise PositionError(f"start state must be a State or its text form, got {state!r}")
-    if isinstance(actions, str):
+    if isinstance(actions, (str, bytes)) or not isinstance(actions, Iterable):
         raise PositionError(
-            f"start actions must be a sequence of actions, got the string {actions!r}"
+            f"start actions must be a sequence of actions, got {bounded_repr(actions)}"
         )
     for action in actions:
         game.apply(as_action(action))
     if game.is_terminal:
         raise PositionError(f"cannot start an episode from a finished game: {game.to_text()}")
     return game
+
+
+#: The options ``reset`` of the AEC env takes.
+RESET_OPTIONS = ("state", "actions")
+#: Keys ``reset`` ignores: PettingZoo's ``api_test`` passes ``{"options": 1}``
+#: to see that ``reset`` takes an ``options`` argument.
+IGNORED_OPTIONS = ("options",)
+
+
+def check_options(options: Any, known: Iterable[str] = RESET_OPTIONS) -> dict[str, Any]:
+    """``reset``'s ``options``: None or a dict of ``known`` keys, else an error naming it.
+
+    A misspelt key would otherwise be ignored and the episode start from the
+    wrong position without a word: ``TypeError`` for what is no dict (or a
+    key that is no string), ``ValueError`` naming unknown keys.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict or None, got {bounded_repr(options)}")
+    names = sorted(known)
+    odd = [key for key in options if not isinstance(key, str)]
+    if odd:
+        raise TypeError(f"reset option names must be strings, got {bounded_repr(odd[0])}")
+    unknown = sorted(key for key in options if key not in names and key not in IGNORED_OPTIONS)
+    if unknown:
+        shown = ", ".join(bounded_repr(key) for key in unknown[:5])
+        raise ValueError(f"unknown reset option(s) {shown} (known: {', '.join(names)})")
+    return dict(options)  # the values are checked by start_state
 
 
 def check_seed(seed: Any) -> int | None:
@@ -380,7 +409,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; ``seed`` also seeds the action spaces (for ``sample``)."""
         seed = check_seed(seed)
-        options = options or {}
+        options = check_options(options)
         game = start_state(self.rings_to_win, options.get("state"), options.get("actions", ()))
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)

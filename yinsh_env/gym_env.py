@@ -63,7 +63,9 @@ from .aec_env import (
     AGENTS,
     ILLEGAL_REWARD,
     RENDER_MODES,
+    RESET_OPTIONS,
     check_flag,
+    check_options,
     check_render_mode,
     check_seed,
     make_observation_space,
@@ -186,8 +188,8 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     ) -> tuple[Observation, dict[str, Any]]:
         """Start an episode; the opponent plays first when the learner is Black."""
         seed = check_seed(seed)
+        options = check_options(options, (*RESET_OPTIONS, "learner"))
         super().reset(seed=seed)
-        options = options or {}
         if seed is not None:
             self._episode = 0
         side = _parse_learner(options["learner"]) if "learner" in options else self._side_choice

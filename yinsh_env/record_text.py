@@ -229,6 +229,8 @@ def read_record(text: str) -> GameRecord:
             side = None
         if side is not None:
             raise line_error(number, raw, "a side letter without an action")
+    if not (headers or tags or plies):  # an empty file, or comments only
+        raise RecordError("no game in it: no header and no moves")
     return _build(headers, tags, plies, lines)
 
 

@@ -81,6 +81,8 @@ from .state import MOVE, PLACE, RING, ROW, State
 from .vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 
 _VARIANTS: Final = {"yinsh": 3, "yinsh-blitz": 1}
+#: What boardspace writes in ``GM`` for Yinsh (SGF gives each game a number; 1 is Go).
+_GAME_CODES: Final = ("24", "yinsh")
 #: Tags stored in an sgf file (tag -> root property; the times go in the last node).
 _SGF_TAGS: Final = {"date": "DT", "game": "GN"}
 _TIME_TAGS: Final = ("white_time", "black_time")
@@ -392,6 +394,13 @@ def read_sgf(text: str) -> GameRecord:
             elif prop.ident not in root:
                 root[prop.ident] = prop
     rings_to_win = DEFAULT_RINGS_TO_WIN
+    if "GM" in root and root["GM"].value.strip().lower() not in _GAME_CODES:
+        raise src.error(
+            root["GM"].line,
+            f"not a Yinsh game (GM[{root['GM'].value.strip()[:20]}]; Yinsh is GM[24])",
+        )
+    if not ({"GM", "SU"} & set(root) or commands):
+        raise src.error(1, "not a Yinsh game (no GM[24], no SU[Yinsh] and no P0/P1 moves)")
     if "SU" in root:
         variant = root["SU"].value.strip().lower()
         if variant not in _VARIANTS:

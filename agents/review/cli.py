@@ -98,7 +98,11 @@ def load_all(paths: Sequence[Path], out: Path = Path(".")) -> list[GameRecord]:
                     f"the review of {path} would overwrite the record {inputs[written.resolve()]}"
                     " (give another --out)"
                 )
-    return [load_record(path) for path in paths]
+    records = [load_record(path) for path in paths]
+    for path, record in zip(paths, records):
+        if not record.actions:
+            raise RecordError(f"{path}: no moves to review")
+    return records
 
 
 def report(name: str, review: Review) -> str:

@@ -53,6 +53,7 @@ from yinsh_env import GameRecord, State, action_to_str, str_to_action
 from ..base import Agent
 from ..params import clip
 from ..search.stopping import stop_when
+from ..worker_pool import SignalExit
 
 #: Loss thresholds (value scale, [-1, 1]) of each mark, worst first (Lichess's).
 MARKS: Final = (("blunder", 0.3), ("mistake", 0.2), ("inaccuracy", 0.1))
@@ -186,12 +187,31 @@ def check_values(agent: Agent, rings_to_win: int = 3) -> None:
             f"agent {agent.name!r} plays games of {agent.rings_to_win} rings to win, "
             f"not {rings_to_win}"
         )
-    found = agent.analyse(State(rings_to_win=rings_to_win))
+    try:
+        found = agent.analyse(State(rings_to_win=rings_to_win))
+    except SystemExit as exc:  # sys.exit() in analyse: the agent's, unless a signal's
+        if isinstance(exc, SignalExit):
+            raise
+        raise ValueError(
+            f"agent {agent.name!r} exited: SystemExit({clip(repr(exc.code))})"
+        ) from None
     if found.value is None and found.proven is None:
         raise ValueError(
             f"agent {agent.name!r} gives no value of a position, so it cannot review a game; "
             "use one that does (mcts, pretrained, net)"
         )
+    if found.proven is None and not _finite(found.value):
+        raise ValueError(
+            f"agent {agent.name!r} gives a value that is not a finite number "
+            f"({clip(repr(found.value))}) for the start position"
+        )
+
+
+def _finite(value: object) -> bool:
+    try:
+        return math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def white_value(agent: Agent, state: State) -> tuple[float, int]:
@@ -201,6 +221,8 @@ def white_value(agent: Agent, state: State) -> tuple[float, int]:
         return (1.0 if found.proven == 0 else -1.0), found.action
     if found.value is None:
         raise ValueError(f"agent {agent.name!r} gave no value for {state.to_text()!r}")
+    if not _finite(found.value):  # NaN would be clamped to a value, and blunders invented
+        raise ValueError(f"a value that is not a finite number: {clip(repr(found.value))}")
     value = max(-1.0, min(1.0, float(found.value)))
     return (value if found.player == 0 else -value), found.action
 
@@ -270,6 +292,10 @@ def review_game(
                             bests[i] = best
             except Exception as exc:  # an agent's failure ends the review, which is kept
                 why[:] = [f"{agent.name} failed: {type(exc).__name__}: {clip(str(exc), 300)}"]
+            except SystemExit as exc:  # sys.exit() in analyse, likewise (a signal's goes on)
+                if isinstance(exc, SignalExit):
+                    raise
+                why[:] = [f"{agent.name} failed: exited: SystemExit({clip(repr(exc.code))})"]
             if why:  # failed, or cut short mid-search: that answer is not kept
                 values[i] = None
                 reached = i

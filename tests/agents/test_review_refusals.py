@@ -1,0 +1,116 @@
+"""Reviews refuse what is not a YINSH game and values that are not numbers; an agent
+that exits stops the review with a reason (the hardening issue's probes)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from agents.base import Agent
+from agents.review import review_game
+from agents.review.cli import main as review_main
+from agents.review.core import check_values
+from agents.search import Analysis
+from agents.web.errors import SessionError
+from agents.web.position import parse_game_text
+from agents.worker_pool import SignalExit
+from yinsh_env import State
+from yinsh_env.records import RecordError, read_record
+from yinsh_env.sgf import read_sgf
+
+NOT_YINSH = {
+    "go.sgf": "(;GM[1]FF[4]SZ[19];B[pd];W[dp])",
+    "chess.sgf": "(;GM[3])",
+    "other.sgf": "(;SU[Go])",
+    "nothing.sgf": "(;)",
+    "empty.yinsh": "",
+    "blank.yinsh": "\n  \n",
+    "comments.yinsh": "; only a comment\n{ and another }\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_YINSH))
+def test_review_refuses_what_is_no_yinsh_game_and_writes_nothing(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / name
+    path.write_text(NOT_YINSH[name])
+    out = tmp_path / "out"
+    assert review_main([str(path), "--agent", "mcts:sims=2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"yinsh-review: {path}"), err
+    assert not out.exists()
+
+
+def test_review_refuses_a_game_without_moves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "unplayed.yinsh"
+    path.write_text('[White "a"]\n[Black "b"]\n')
+    assert review_main([str(path), "--agent", "mcts:sims=2", "--out", str(tmp_path / "o")]) == 2
+    assert "no moves to review" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", [NOT_YINSH[n] for n in ("go.sgf", "chess.sgf", "nothing.sgf")])
+def test_the_web_loader_refuses_what_is_no_yinsh_game(text: str) -> None:
+    with pytest.raises(SessionError, match="not a Yinsh game"):
+        parse_game_text(text)
+
+
+def test_the_readers_still_take_yinsh_games() -> None:
+    assert read_sgf("(;GM[24]SU[Yinsh])").actions == []
+    assert read_record('[White "a"]\n').actions == []
+    with pytest.raises(RecordError, match="no game in it"):
+        read_record("")
+
+
+class _Values(Agent):
+    """Values from a list (then 0.0); ``exit_at``: the call that raises SystemExit."""
+
+    def __init__(self, values: list[float], exit_at: int | None = None, signal: bool = False):
+        super().__init__(0)
+        self.values, self.calls, self.exit_at, self.signal = list(values), 0, exit_at, signal
+
+    def act(self, state: State) -> int:
+        return state.legal_actions()[0]
+
+    def analyse(self, state: State) -> Analysis:
+        self.calls += 1
+        if self.calls == self.exit_at:
+            raise (SignalExit if self.signal else SystemExit)(3)
+        value = self.values.pop(0) if self.values else 0.0
+        return Analysis(action=state.legal_actions()[0], player=state.to_act, value=value)
+
+
+def _game(plies: int) -> tuple[State, list[int]]:
+    state = State()
+    actions = []
+    for _ in range(plies):
+        action = state.legal_actions()[0]
+        state.apply(action)
+        actions.append(action)
+    return State(), actions
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_value_that_is_no_finite_number_stops_the_review_naming_the_ply(bad: float) -> None:
+    start, actions = _game(6)
+    review = review_game(start, actions, _Values([0.1, 0.2, bad]))
+    assert not review.complete and review.stopped_at == 3
+    assert "not a finite number" in review.reason
+    assert all(d.mark is None for d in review.decisions)
+    with pytest.raises(ValueError, match="not a finite number"):
+        check_values(_Values([bad]))
+
+
+def test_an_agent_that_exits_stops_the_review_which_is_kept() -> None:
+    start, actions = _game(6)
+    review = review_game(start, actions, _Values([], exit_at=3))
+    assert review.stopped_at == 3 and "exited: SystemExit(3)" in review.reason
+    assert len(review.decisions) == 2
+    with pytest.raises(ValueError, match=r"exited: SystemExit\(3\)"):
+        check_values(_Values([], exit_at=1))
+    with pytest.raises(SignalExit):  # a signal's exit still ends the program
+        review_game(start, actions, _Values([], exit_at=2, signal=True))
