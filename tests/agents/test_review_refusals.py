@@ -99,7 +99,7 @@ def test_a_value_that_is_no_finite_number_stops_the_review_naming_the_ply(bad: f
     start, actions = _game(6)
     review = review_game(start, actions, _Values([0.1, 0.2, bad]))
     assert not review.complete and review.stopped_at == 3
-    assert "not a finite number" in review.reason
+    assert "not a finite number" in (review.reason or "")
     assert all(d.mark is None for d in review.decisions)
     with pytest.raises(ValueError, match="not a finite number"):
         check_values(_Values([bad]))
@@ -108,7 +108,7 @@ def test_a_value_that_is_no_finite_number_stops_the_review_naming_the_ply(bad: f
 def test_an_agent_that_exits_stops_the_review_which_is_kept() -> None:
     start, actions = _game(6)
     review = review_game(start, actions, _Values([], exit_at=3))
-    assert review.stopped_at == 3 and "exited: SystemExit(3)" in review.reason
+    assert review.stopped_at == 3 and "exited: SystemExit(3)" in (review.reason or "")
     assert len(review.decisions) == 2
     with pytest.raises(ValueError, match=r"exited: SystemExit\(3\)"):
         check_values(_Values([], exit_at=1))
