@@ -4,8 +4,8 @@ Usage (from the project root)::
 
     python -m benchmarks.bench_blocks [--seconds 1] [--rounds 3] [--only NAME ...]
 
-Issue 22 asks for cheaper blocks (bottleneck or grouped convolutions, fewer
-channels with more blocks) where they hold strength.  Strength costs a
+Cheaper blocks (bottleneck or grouped convolutions, fewer channels with more
+blocks) are worth having only where they hold strength.  Strength costs a
 training run; speed does not, so this measures it first: each candidate is
 the shipped network's shape (:class:`agents.network.network.PolicyValueNet`, its
 stem and heads) with its tower replaced, exported and run exactly as the
@@ -21,7 +21,7 @@ one in int8 at batch 1 (what ``pretrained`` plays): there the network is
 about half of a decision (``python -m benchmarks.bench_limit``), so a network
 twice as fast makes at most 1.33x the simulations a second.
 ``python -m benchmarks.distill_blocks`` then trains the fastest candidate
-from the shipped network and plays it (docs/guide/benchmarks.md has both
+from the shipped network and plays it (docs/studies/speed.md has both
 tables).
 """
 

@@ -4,8 +4,8 @@ Usage (from the project root; the replay file is only read)::
 
     python -m benchmarks.bench_int8 --replay RUN/checkpoints/iter_N.replay.pt [--network PATH]
 
-Issue 22 asks for int8 through ONNX Runtime, dynamic or static with
-calibration on self-play positions.  For the network (the shipped one by
+Int8 through ONNX Runtime can be dynamic, or static with calibration on
+positions of play.  For the network (the shipped one by
 default) this builds each variant: static quantisation (:mod:`agents.network.quantize`,
 what ``precision=int8`` plays) calibrated on 128 or 512 of the network's own
 raw-policy positions, with each of :data:`agents.network.quantize.CALIBRATION_METHODS`;

@@ -277,16 +277,16 @@ class Config:
     #: bfloat16 autocast for the learner's steps and PyTorch's network evaluation:
     #: ``true``, ``false``, or ``auto`` (where the device runs bfloat16 natively: a
     #: CUDA GPU that supports it, a CPU with avx512_bf16 or AMX).  On such a CPU a
-    #: learner step takes 1.65x fewer CPU seconds and learns the same
-    #: (benchmarks.bench_learner); elsewhere it is emulated and slower.  Self-play
+    #: learner step is cheaper and learns the same (benchmarks.bench_learner,
+    #: docs/studies/speed.md); elsewhere it is emulated and slower.  Self-play
     #: on the CPU stays in ONNX Runtime, whose arithmetic is ``inference_precision``.
     amp: Amp = False
-    #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, 1.6-2x the
-    #: positions/s of PyTorch on the CPU; ``pip install 'yinsh[onnx]'``),
+    #: Who runs the network in self-play: ``onnx`` (ONNX Runtime, faster than
+    #: PyTorch on the CPU: docs/guide/benchmarks.md; ``pip install 'yinsh[onnx]'``),
     #: ``torch``, or ``auto`` (ONNX Runtime on the CPU where installed).
     inference: Literal["auto", "torch", "onnx"] = "auto"
     #: Arithmetic of the ONNX Runtime network in self-play: ``fp32``, or ``int8``
-    #: convolutions (about 2x the positions/s, calibrated on the iteration's
+    #: convolutions (faster, calibrated on the iteration's
     #: weights when the workers load them; :mod:`agents.network.quantize`).  Int8 plays
     #: other games than fp32 (its evaluations differ slightly); learning is fp32.
     inference_precision: Literal["fp32", "int8"] = "fp32"

@@ -74,8 +74,7 @@ def amp_enabled(setting: bool | str, device: torch.device) -> bool:
 
     Native means a CUDA device that supports it, or a CPU whose flags list
     :data:`BF16_CPU_FLAGS`; elsewhere bfloat16 is emulated and slower than float
-    (a learner step took 1.65x fewer CPU seconds with it on an avx512_bf16 CPU:
-    ``python -m benchmarks.bench_learner``).
+    (``python -m benchmarks.bench_learner`` measures both; docs/studies/speed.md).
     """
     if setting != "auto":
         return bool(setting)
