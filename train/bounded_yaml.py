@@ -5,11 +5,14 @@
 ``*a`` expand to exponentially many values when checked or printed.
 Configs need neither: :func:`load_yaml` rejects aliases and nesting deeper
 than :data:`MAX_DEPTH` from the event stream (iterative, linear in the text)
-before building anything.
+before building anything.  It also refuses a key given twice in one mapping,
+naming it and its lines: ``safe_load`` keeps the last one without a word, so
+a setting written twice would silently lose one of them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -18,16 +21,42 @@ import yaml
 MAX_DEPTH = 16
 
 
+@dataclass
+class _Mapping:
+    """A mapping being read: the keys seen (-> their line), and whether a key comes next."""
+
+    keys: dict[str, int] = field(default_factory=dict)
+    key_next: bool = True
+
+
 def load_yaml(text: str) -> Any:
-    """``yaml.safe_load(text)``; ValueError for aliases or deep nesting, YAMLError if malformed."""
-    depth = 0
+    """``yaml.safe_load(text)``; ValueError for aliases, deep nesting or a key given
+    twice in a mapping (naming the key and both lines), YAMLError if malformed."""
+    stack: list[_Mapping | None] = []  # one entry per open collection (None: a sequence)
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
             raise ValueError(f"YAML aliases ('*{event.anchor}') are not supported in configs")
+        if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            _check_key(stack[-1] if stack else None, event)
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
+            stack.append(_Mapping() if isinstance(event, yaml.MappingStartEvent) else None)
+            if len(stack) > MAX_DEPTH:
                 raise ValueError(f"YAML nested deeper than {MAX_DEPTH} levels")
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            depth -= 1
+            stack.pop()
     return yaml.safe_load(text)
+
+
+def _check_key(mapping: _Mapping | None, event: yaml.Event) -> None:
+    """Note a node read in ``mapping``: a key, refused if seen before, or its value."""
+    if mapping is None:
+        return
+    if mapping.key_next and isinstance(event, yaml.ScalarEvent):
+        line = event.start_mark.line + 1
+        if event.value in mapping.keys:
+            first = mapping.keys[event.value]
+            raise ValueError(
+                f"key {event.value[:60]!r} given twice (lines {first} and {line}); keep one"
+            )
+        mapping.keys[event.value] = line
+    mapping.key_next = not mapping.key_next
