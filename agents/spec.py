@@ -44,6 +44,7 @@ _REGISTRY: dict[str, Factory | str] = {
     "pretrained": "agents.network.pretrained:PretrainedAgent",
     "sb3": "agents.libraries.sb3_agent:SB3Agent",
     "rllib": "agents.libraries.rllib_agent:RLlibAgent",
+    "ppo": "agents.libraries.ppo_agent:PPOAgent",
     "openspiel_mcts": "agents.openspiel_mcts:OpenSpielMCTSAgent",
 }
 

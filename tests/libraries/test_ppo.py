@@ -1,0 +1,163 @@
+"""The single-file PPO runs, saves a policy the arena plays, and never picks an illegal action."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch.utils.tensorboard")
+
+from agents.libraries.ppo_policy import (  # noqa: E402
+    PolicyOpponent,
+    PPOPolicy,
+    load_policy,
+    masked_logits,
+    save_policy,
+)
+from train.libraries import ppo  # noqa: E402
+from yinsh_env.vector.env import YinshVectorEnv  # noqa: E402
+from yinsh_env.vector.opponents import random_legal  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+TINY = ["--num-envs", "8", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "1"]
+TINY += ["--channels", "8", "--blocks", "1", "--threads", "1", "--report-every", "0.001"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A policy from a few hundred steps against random and its own snapshots."""
+    folder = tmp_path_factory.mktemp("ppo")
+    save = folder / "policy.pt"
+    argv = [*TINY, "--total-steps", "384", "--opponents", "random", "--opponent-weights", "1"]
+    argv += ["--self-share", "0.5", "--pool-size", "2", "--snapshot-every", "1"]
+    argv += ["--dense-reward", "0.5", "--threat-reward", "0.05", "--check-against", "random"]
+    argv += ["--check-every", "0.001", "--check-games", "2", "--final-check-games", "2"]
+    argv += ["--save", str(save), "--logdir", str(folder / "tb"), "--rings-to-win", "1"]
+    assert ppo.main(argv) == 0
+    return save
+
+
+def test_a_short_run_reports_logs_and_saves_a_loadable_policy(
+    trained: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy, rings = load_policy(trained)
+    assert rings == 1 and (policy.channels, policy.blocks) == (8, 1)
+    assert list((trained.parent / "tb").glob("events.out.tfevents.*"))
+
+
+def test_progress_lines_name_steps_speed_return_and_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*TINY, "--total-steps", "256", "--opponents", "random", "--opponent-weights", "1"]
+    argv += ["--self-share", "0", "--check-against", "random", "--check-every", "0.001"]
+    argv += ["--check-games", "2", "--final-check-games", "0", "--rings-to-win", "1"]
+    argv += ["--save", str(tmp_path / "p.pt")]
+    assert ppo.main(argv) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if " update " in line]
+    assert lines, out
+    assert "return" in lines[-1] and "check random" in lines[-1]
+    assert (tmp_path / "p-tb").is_dir()
+
+
+def test_the_saved_policy_plays_legal_games_in_the_arena(trained: Path, tmp_path: Path) -> None:
+    from agents.evaluation.arena import MatchSettings, run_arena
+    from yinsh_env import load_record
+
+    specs = [f"ppo:path={trained}", f"ppo:path={trained},greedy=false", "random"]
+    result = run_arena(
+        specs, 2, MatchSettings(workers=1, rings_to_win=1), progress=False, records_dir=tmp_path
+    )
+    assert [p.games for p in result.pairings] == [2, 2, 2]
+    assert all(p.a_forfeits == p.b_forfeits == 0 for p in result.pairings)
+    for path in sorted(tmp_path.glob("*.yinsh")):
+        assert load_record(path).replay().is_terminal  # every move legal, to the end
+
+
+def test_the_agent_knows_its_variant(trained: Path) -> None:
+    from agents import make_agent
+    from agents.evaluation.arena import MatchSettings, run_arena
+
+    assert make_agent(f"ppo:path={trained}").rings_to_win == 1
+    with pytest.raises(ValueError, match="rings"):
+        run_arena([f"ppo:path={trained}", "random"], 1, MatchSettings(workers=1), progress=False)
+
+
+def test_masked_policy_never_picks_an_illegal_action() -> None:
+    """Logits pushed hardest towards illegal actions still give only legal ones."""
+    torch.manual_seed(0)
+    policy = PPOPolicy(channels=8, blocks=1)
+    with torch.no_grad():
+        bias = policy.policy_planes.bias
+        assert bias is not None
+        bias.uniform_(20.0, 60.0)  # large logits everywhere
+        policy.pass_logit.bias.fill_(100.0)  # pass is almost never legal: the biggest logit
+    env = YinshVectorEnv(num_envs=16, rings_to_win=1)
+    obs, _ = env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    opponent = PolicyOpponent(policy)
+    for _ in range(120):
+        planes, masks = obs["observation"], obs["action_mask"]
+        logits, _ = policy(torch.as_tensor(planes))
+        dist = torch.distributions.Categorical(logits=masked_logits(logits, torch.as_tensor(masks)))
+        for actions in (
+            dist.sample().numpy(),
+            policy.choose(planes, masks, rng),
+            policy.choose(planes, masks, None),
+            opponent.act_batch(planes, masks, rng),
+        ):
+            assert masks[np.arange(len(masks)), actions].all()
+        obs, *_ = env.step(policy.choose(planes, masks, rng))
+    assert torch.isfinite(dist.entropy()).all()
+
+
+def test_snapshot_opponents_play_inside_the_vector_env() -> None:
+    mix = ppo.OpponentMix([("random", None, 1.0)], [PolicyOpponent(PPOPolicy(8, 1))], 1.0)
+    env = YinshVectorEnv(num_envs=8, opponent=mix, rings_to_win=1)
+    obs, _ = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    ended = []
+    for _ in range(200):
+        obs, _, _, _, infos = env.step(random_legal(obs["action_mask"], rng))
+        ended += ppo.learner_scores(infos)
+    assert {name for _, name, _ in ended} == {"random", "self0"}
+    assert {score for *_, score in ended} <= {0.0, 0.5, 1.0}
+
+
+def test_threat_potential_counts_rows_threatened_from_the_observer_side() -> None:
+    from yinsh_env import State
+    from yinsh_env.observation import encode
+
+    assert ppo.threat_potential(encode(State())[None], 1.0).tolist() == [0.0]
+    planes = np.zeros((2, 11, 11, 17), dtype=np.float32)
+    segment = ppo.SEGMENT_CELLS[0]
+    planes[0].reshape(121, 17)[segment[:4], 2] = 1  # four own markers in a segment
+    planes[1].reshape(121, 17)[segment[:3], 3] = 1  # three of the opponent's
+    weights = ppo.threat_potential(planes, 2.0)
+    assert weights[0] >= 2.0 and weights[1] < 0
+
+
+def test_load_policy_refuses_foreign_damaged_and_diverged_files(tmp_path: Path) -> None:
+    from agents import AgentSpecError, make_agent
+
+    with pytest.raises(ValueError, match="not found"):
+        load_policy(tmp_path / "nowhere.pt")
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(2)}, foreign)
+    with pytest.raises(ValueError, match=r"not a policy saved by train\.libraries\.ppo"):
+        load_policy(foreign)
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(AgentSpecError, match=r"damaged\.pt"):
+        make_agent(f"ppo:path={damaged}")
+    policy = PPOPolicy(8, 1)
+    with torch.no_grad():
+        next(policy.parameters()).view(-1)[0] = float("nan")
+    diverged = tmp_path / "diverged.pt"
+    save_policy(diverged, policy, 3)
+    with pytest.raises(ValueError, match=r"diverged\.pt.*NaN"):
+        load_policy(diverged)
