@@ -93,8 +93,14 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     if moving.size:
         rings = state.ring_pos[moving, me[in_move]]
         legal = move_destinations(cells[moving], rings)
-        slots = np.take(RAY_ACTIONS, rings, axis=0) + (moving * N_ACTIONS)[:, None, None, None]
-        np.put(mask.reshape(-1), slots[legal], True)
+        found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
+        per_ring = legal[0, 0].size
+        ring_of = found // per_ring
+        actions = np.take(
+            RAY_ACTIONS.reshape(-1), rings.reshape(-1)[ring_of] * per_ring + found % per_ring
+        )
+        game = moving[ring_of // rings.shape[1]]
+        np.put(mask.reshape(-1), game * N_ACTIONS + actions, True)
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
     in_row = phase == Phase.ROW

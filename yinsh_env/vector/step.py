@@ -44,9 +44,10 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray) -> None:
     kind = ACTION_KIND[actions]
     arg = ACTION_ARG[actions]
     me = state.to_act[games]
+    present = np.bincount(kind, minlength=len(_RULES))
     for code, rule in _RULES:
-        chosen = kind == code
-        if chosen.any():
+        if present[code]:
+            chosen = kind == code
             rule(state, games[chosen], me[chosen], arg[chosen])
     refresh_mask(state, games)
 
