@@ -15,7 +15,6 @@ and every checkpoint after it.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import torch
 
 from agents.network.network import PolicyValueNet
+from yinsh_env.file_hash import file_sha256
 
 from .checkpoint import CheckpointError, config_of, load_weights, read_file, resolve_checkpoint
 from .config import Config, NetworkConfig
@@ -77,11 +77,8 @@ def resolve_init_path(weights: str) -> Path:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The file's sha256, in chunks; only of a regular file (NotARegularFile, a ValueError)."""
+    return file_sha256(path)
 
 
 def load_init_weights(config: Config) -> InitWeights | None:

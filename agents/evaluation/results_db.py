@@ -24,7 +24,6 @@ newer schema), is refused before any game, and left as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import uuid
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from yinsh_env import action_to_str
+from yinsh_env.file_hash import file_sha256
 from yinsh_env.records import write_record
 
 from ..base import Agent
@@ -108,14 +108,6 @@ class AgentInfo:
             return cls.of(agent, spec)
         finally:
             agent.close()
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_db(path: str | Path) -> None:

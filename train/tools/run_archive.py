@@ -32,7 +32,6 @@ git's history: :func:`restore` names the commit that has each.  Usage::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import shutil
@@ -55,16 +54,28 @@ from train.checkpoint import (
 )
 from train.cpu_clock import CPU_KEY
 from train.trainer import CONFIG_NAME, METRICS_NAME, RunError, read_metrics
-from yinsh_env.atomic_write import write_text_atomic
+from yinsh_env.atomic_write import write_atomic, write_text
+from yinsh_env.file_hash import NotARegularFile, file_sha256
 
 __all__ = ["restore", "save"]
 
 MANIFEST = "archive.json"
+#: A manifest lists a few checkpoints: anything larger is no manifest.
+MAX_MANIFEST_BYTES = 1 << 20
 _FILE = re.compile(rf"^{CHECKPOINT_DIR}/iter_\d{{6}}\.pt$")
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """A checkpoint's sha256, read in chunks; a device or a folder is a RunError naming it."""
+    try:
+        return file_sha256(path)
+    except NotARegularFile as exc:
+        raise RunError(str(exc)) from None
+
+
+def _copy(source: Path, target: Path) -> None:
+    """``source``'s bytes into ``target``, through the one writer (atomically)."""
+    write_atomic(target, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def _chosen(run_dir: Path, evaluated: bool) -> tuple[Path, dict[str, Any]]:
@@ -108,11 +119,11 @@ def save(run_dir: str | Path, archive: str | Path, evaluated: bool = False) -> d
     for stale in list_checkpoints(archive):
         if checkpoint_iteration(stale) not in kept:
             stale.unlink()
-    shutil.copyfile(run_dir / CONFIG_NAME, archive / CONFIG_NAME)
+    _copy(run_dir / CONFIG_NAME, archive / CONFIG_NAME)
     records = [
         r for r in read_metrics(run_dir / METRICS_NAME) if r.get("iteration", 0) <= iteration
     ]
-    write_text_atomic(archive / METRICS_NAME, "".join(json.dumps(r) + "\n" for r in records))
+    write_text(archive / METRICS_NAME, "".join(json.dumps(r) + "\n" for r in records))
     manifest = {
         "iteration": iteration,
         "cpu_hours": float(history.get(CPU_KEY, 0.0)) / 3600,
@@ -122,14 +133,18 @@ def save(run_dir: str | Path, archive: str | Path, evaluated: bool = False) -> d
             str(p.relative_to(archive)): _sha256(p) for p in sorted(folder.glob("iter_*.pt"))
         },
     }
-    (archive / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    write_text(archive / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
 def _read_manifest(path: Path) -> dict[str, Any]:
     """An archive's manifest: a JSON object whose ``files`` map names to sha256 digests."""
+    with open(path, "rb") as handle:  # a regular file (checked): read up to a bound
+        raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise RunError(f"{path} is over {MAX_MANIFEST_BYTES} bytes: not a run archive's manifest")
     try:
-        manifest = json.loads(path.read_bytes().decode("utf-8"))
+        manifest = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # undecodable bytes, bad JSON, deep nesting
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise RunError(f"{path} is not a JSON manifest: {reason}") from None
@@ -186,6 +201,8 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
     for name, digest in files.items():
         if not _FILE.match(name):
             raise RunError(f"{manifest_path}: {name!r} is not an archived checkpoint's name")
+        if (archive / name).exists() and not (archive / name).is_file():
+            raise RunError(f"{archive / name} is not a regular file (a folder or a device)")
         if not (archive / name).is_file():
             raise RunError(_missing(archive, name, manifest))
         if _sha256(archive / name) != digest:
@@ -193,7 +210,7 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
         read_file(archive / name)  # loads, with finite weights (a sha256 proves neither)
     (run_dir / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
     for name in (*files, CONFIG_NAME, METRICS_NAME):
-        shutil.copyfile(archive / name, run_dir / name)
+        _copy(archive / name, run_dir / name)
     return dict(manifest)
 
 
