@@ -133,6 +133,10 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
         if seed is not None:
             self._episodes[:] = 0
+            for player in self._players:
+                reseed = getattr(player, "reset", None)
+                if callable(reseed):
+                    reseed(seed=int(self.np_random.integers(2**31)))
         reset_games(self._batch, self._all)
         self._start(self._all)
         return self._observe(), {}

@@ -6,7 +6,9 @@ of the n games where it is to act, each from its own side, exactly as the
 scalar environment shows them; it returns n legal action indices.  ``rng``
 is the environment's seeded generator, so seeded runs repeat.  An opponent
 whose ``observes`` attribute is False (uniformly random play) is given
-``None`` for the planes, which then cost nothing to make.
+``None`` for the planes, which then cost nothing to make; one with
+``reset(seed=...)`` is reseeded from the environment's generator at every
+seeded ``reset``, as the scalar environment reseeds its agents.
 
 Network agents and library snapshots implement ``act_batch`` directly (one
 forward pass for the batch).  Anything the scalar environment accepts as an
@@ -88,17 +90,30 @@ class RandomOpponent:
         return random_legal(masks, rng)
 
 
-class StateOpponent:
-    """An agent with ``act(state)`` (greedy, search), asked game by game.
-
-    Each game's exact engine state is read back from its observation
-    (:func:`yinsh_env.observation.decode`).
-    """
+class _PerGame:
+    """An agent asked one game at a time; ``reset(seed=...)`` reaches the agent."""
 
     observes = True
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
+
+    def reset(self, seed: int | None = None) -> None:
+        reseed = getattr(self.agent, "reset", None)
+        if callable(reseed):
+            reseed(seed=seed)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.agent!r})"
+
+
+class StateOpponent(_PerGame):
+    """An agent with ``act(state)`` (greedy, search), asked game by game.
+
+    Each game's exact engine state is read back from its observation
+    (:func:`yinsh_env.observation.decode`), so the agent chooses as it does
+    in the scalar environment.
+    """
 
     def act_batch(
         self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
@@ -108,14 +123,12 @@ class StateOpponent:
         return np.array([int(self.agent.act(decode(o))) for o in observations], dtype=np.int64)
 
 
-class ObservationOpponent:
+class ObservationOpponent(_PerGame):
     """An agent with ``act_observation(observation)``, or a callable taking the
     observation dict, asked game by game."""
 
-    observes = True
-
     def __init__(self, agent: Any) -> None:
-        self.agent = agent
+        super().__init__(agent)
         method = getattr(agent, "act_observation", None)
         self._call = method if callable(method) else agent
 

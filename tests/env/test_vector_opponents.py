@@ -1,0 +1,92 @@
+"""Batch opponents (yinsh_env.vector.opponents): random choices, and agents asked per game."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.greedy import GreedyAgent
+from yinsh_env.observation import encode
+from yinsh_env.state import State
+from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.opponents import (
+    BatchOpponent,
+    ObservationOpponent,
+    RandomOpponent,
+    StateOpponent,
+    batch_opponent,
+    random_legal,
+)
+
+
+def positions(count: int, seed: int) -> list[State]:
+    """Positions met in random games (every phase, rows and rings included)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        state = State()
+        while not state.is_terminal:
+            if rng.random() < 0.05 or state.phase >= 2:
+                out.append(state.copy())
+            legal = state.legal_actions()
+            state.apply_unchecked(legal[int(rng.integers(len(legal)))])
+    return out[:count]
+
+
+def test_random_legal_is_uniform_over_each_rows_legal_actions() -> None:
+    masks = np.zeros((3, 2142), dtype=np.int8)
+    masks[0, [5, 2141]] = 1
+    masks[1, [0, 7, 8, 9, 1000]] = 1
+    masks[2, 2141] = 1
+    rng = np.random.default_rng(0)
+    seen = Counter(
+        (row, int(action))
+        for _ in range(3000)
+        for row, action in enumerate(random_legal(masks, rng))
+    )
+    assert set(seen) == {(0, 5), (0, 2141), (1, 0), (1, 7), (1, 8), (1, 9), (1, 1000), (2, 2141)}
+    assert 1300 < seen[0, 5] < 1700 and all(500 < seen[1, a] < 700 for a in (0, 7, 8, 9, 1000))
+
+
+def test_random_legal_refuses_a_mask_without_actions() -> None:
+    masks = np.ones((2, 2142), dtype=np.int8)
+    masks[1] = 0
+    with pytest.raises(ValueError, match="row 1"):
+        random_legal(masks, np.random.default_rng(0))
+
+
+def test_greedy_asked_per_game_chooses_as_the_scalar_greedy() -> None:
+    states = positions(60, seed=1)
+    planes = np.stack([encode(s) for s in states])
+    masks = np.stack([s.legal_mask() for s in states])
+    batched = StateOpponent(GreedyAgent(seed=5)).act_batch(planes, masks, np.random.default_rng())
+    scalar = GreedyAgent(seed=5)
+    assert batched.tolist() == [scalar.act(s) for s in states]
+
+
+def test_agents_and_callables_are_adapted() -> None:
+    assert isinstance(batch_opponent(None), RandomOpponent)
+    assert isinstance(batch_opponent("random"), RandomOpponent)
+    assert isinstance(batch_opponent(GreedyAgent()), StateOpponent)
+    assert isinstance(batch_opponent(lambda observation: 0), ObservationOpponent)
+    mine = RandomOpponent()
+    assert batch_opponent(mine) is mine and isinstance(mine, BatchOpponent)
+    with pytest.raises(TypeError, match="act_batch"):
+        batch_opponent(42)
+
+
+def test_a_greedy_opponent_is_reseeded_by_a_seeded_reset() -> None:
+    def play(seed: int) -> list[Any]:
+        vec = YinshVectorEnv(4, opponent=GreedyAgent(), rings_to_win=1, learner="player_1")
+        observations, _ = vec.reset(seed=seed)
+        rng = np.random.default_rng(0)
+        out = [observations["observation"]]
+        for _ in range(25):
+            observations, *_ = vec.step(random_legal(observations["action_mask"], rng))
+            out.append(observations["observation"])
+        return out
+
+    assert all(np.array_equal(a, b) for a, b in zip(play(3), play(3)))
