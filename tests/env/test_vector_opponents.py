@@ -25,7 +25,7 @@ from yinsh_env.vector.opponents import (
 def positions(count: int, seed: int) -> list[State]:
     """Positions met in random games (every phase, rows and rings included)."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[State] = []
     while len(out) < count:
         state = State()
         while not state.is_terminal:
