@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.elo import PairResult, Rating, elo_ratings
 from agents.evaluation.scale import Scale, default_scale, identity_of_spec
 
@@ -41,7 +41,9 @@ def checkpoint_name(iteration: int) -> str:
 
 
 def _spec(path: Path, sims: int) -> str:
-    return f"net:path={path},sims={sims}"
+    # Float, as every evaluation of a run so far: ratings stay comparable along a run
+    # (its checkpoints' identities, agents.network.agent.NetAgent.identity, are unchanged).
+    return f"net:path={path},sims={sims},precision=fp32"
 
 
 def new_history() -> dict[str, Any]:
@@ -67,10 +69,8 @@ def evaluate(
             result = run_arena(
                 [a, b],
                 games,
-                workers=ev.workers,
-                seed=seed,
+                MatchSettings(seed=seed, workers=ev.workers, rings_to_win=rings),
                 progress=False,
-                rings_to_win=rings,
                 db=ev.db,
                 db_event=f"yinsh-train eval {run_dir}",
             )

@@ -61,8 +61,9 @@ from .games import (
 from .match import check_variant
 from .rate import RatingResult
 from .results_db import check_db, game_writer
-from .runners import check_backend, make_runner
+from .runners import make_runner
 from .scale import Scale, agent_identity, default_scale
+from .settings import DEFAULT_SETTINGS, MatchSettings
 from .sprt import Sprt, SprtSettings
 from .travel import check_travel
 
@@ -72,6 +73,7 @@ __all__ = [
     "ArenaResult",
     "GameResult",
     "GameTask",
+    "MatchSettings",
     "PairingResult",
     "game_record",
     "make_openings",
@@ -297,38 +299,29 @@ def validate_specs(specs: Sequence[Any], rings_to_win: int | None = None) -> lis
 def run_arena(
     specs: Sequence[Any],
     games: int,
-    workers: int = 1,
-    seed: int = 0,
+    settings: MatchSettings = DEFAULT_SETTINGS,
+    *,
     records_dir: str | Path | None = None,
     progress: bool = True,
-    *,
-    opening_plies: int = DEFAULT_OPENING_PLIES,
-    rings_to_win: int = 3,
-    move_time_limit: float | None = None,
     on_game: Callable[[GameResult], None] | None = None,
     sprt: SprtSettings | None = None,
     on_pair: Callable[[Sprt], None] | None = None,
     scale: Scale | None = None,
-    backend: str = "local",
-    address: str | None = None,
     db: str | Path | None = None,
     db_event: str = "yinsh-eval",
 ) -> ArenaResult:
     """Play ``games`` games per pairing of ``specs`` and rate the agents.
 
-    Two specs play a match, more a round robin.  ``workers`` > 1 plays games
-    in that many processes (``backend="ray"``: on that many Ray actors, 0 for
-    one per CPU of the cluster at ``address``).  ``records_dir`` receives one
-    ``.yinsh`` record per game.
-    ``opening_plies`` random ring placements start every game (each opening
-    is played with both colour assignments); ``move_time_limit`` forfeits an
-    agent that thinks longer than that many seconds on one decision.
-    ``on_game(result)`` is called for every finished game.  With ``sprt``
-    (two specs only) the match stops when the test decides (``games`` is its
-    most), calling ``on_pair(test)`` after every pair.  Ratings are on
-    ``scale`` (default: the shipped one) when its anchors take part.  ``db``
-    appends every finished game to a results database
-    (:mod:`agents.evaluation.results_db`), tagged ``db_event``.
+    Two specs play a match, more a round robin, as ``settings`` say (seed,
+    workers, openings, variant, move time limit, backend:
+    :class:`~agents.evaluation.settings.MatchSettings`).  ``records_dir``
+    receives one ``.yinsh`` record per game.  ``on_game(result)`` is called
+    for every finished game.  With ``sprt`` (two specs only) the match stops
+    when the test decides (``games`` is its most), calling ``on_pair(test)``
+    after every pair.  Ratings are on ``scale`` (default: the shipped one)
+    when its anchors take part.  ``db`` appends every finished game to a
+    results database (:mod:`agents.evaluation.results_db`), tagged
+    ``db_event``.
 
     Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
     spec, :class:`~agents.evaluation.match.VariantMismatchError` for an agent made for
@@ -337,48 +330,40 @@ def run_arena(
     specs = [s.strip() if isinstance(s, str) else s for s in specs]
     if len(specs) < 2:
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
-    if games < 1 or workers < 0 or (workers == 0 and backend != "ray"):
-        raise ValueError(f"games and workers must be >= 1, got games={games}, workers={workers}")
-    check_backend(backend)
-    if move_time_limit is not None and not 0 < move_time_limit < math.inf:
-        raise ValueError(f"move_time_limit must be positive, got {move_time_limit}")
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got games={games}")
     if sprt is not None and len(specs) != 2:
         raise ValueError(f"an SPRT compares two agents, got {len(specs)} specs")
     if sprt is not None and games < 2:
         raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
+    rings_to_win = settings.rings_to_win
     scale = scale if scale is not None else default_scale()
     if scale.rings_to_win != rings_to_win:
         scale = None  # the anchors' ratings hold for their own variant only
     if db is not None:
         check_db(db)
-    settings: dict[str, Any] = {
-        "games_per_pairing": games,
-        "workers": workers,
-        "seed": seed,
-        "opening_plies": opening_plies,
-        "rings_to_win": rings_to_win,
-        "move_time_limit": move_time_limit,
-        "backend": backend,
-    }
+    recorded: dict[str, Any] = {"games_per_pairing": games, **settings.to_json()}
     if sprt is not None:
-        settings["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
+        recorded["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
     built = validate_specs(specs, rings_to_win)
     names = _unique_names([agent.name for agent in built])
     identities = [agent_identity(agent) for agent in built]
     try:
-        if backend == "ray" or min(workers, games * len(specs)) > 1:
-            check_travel(specs, names, backend)
+        if settings.backend == "ray" or min(settings.workers, games * len(specs)) > 1:
+            check_travel(specs, names, settings.backend)
         writer = (
             None
             if db is None
-            else game_writer(db, db_event, names, dict(enumerate(built)), rings_to_win, settings)
+            else game_writer(db, db_event, names, dict(enumerate(built)), rings_to_win, recorded)
         )
     except BaseException:
         for agent in built:
             agent.close()
         raise
-    openings = make_openings(math.ceil(games / 2), opening_plies, seed, rings_to_win)
-    tasks = make_tasks(len(specs), games, openings, seed)
+    openings = make_openings(
+        math.ceil(games / 2), settings.opening_plies, settings.seed, rings_to_win
+    )
+    tasks = make_tasks(len(specs), games, openings, settings.seed)
     records_path = Path(records_dir) if records_dir is not None else None
     if records_path is not None:
         records_path.mkdir(parents=True, exist_ok=True)
@@ -386,11 +371,11 @@ def run_arena(
         runner = make_runner(
             specs,
             dict(enumerate(built)),
-            min(workers, len(tasks)),
+            min(settings.workers, len(tasks)),
             rings_to_win,
-            move_time_limit,
-            backend,
-            address,
+            settings.move_time_limit,
+            settings.backend,
+            settings.address,
         )
     except BaseException:
         if writer is not None:
@@ -432,7 +417,7 @@ def run_arena(
     if monitor is not None and test is not None and test.decision != "none":
         results = [r for r in results if r.task.index < monitor.counted]
     results.sort(key=lambda r: r.task.index)
-    return summarise(names, results, settings, scale=scale, identities=identities, sprt=test)
+    return summarise(names, results, recorded, scale=scale, identities=identities, sprt=test)
 
 
 def summarise(

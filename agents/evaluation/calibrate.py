@@ -32,7 +32,7 @@ from typing import Any
 
 from yinsh_env.atomic_write import write_text
 
-from .arena import run_arena
+from .arena import MatchSettings, run_arena
 from .elo import PairResult, elo_ratings
 from .scale import DEFAULT_SCALE_FILE, spec_identities
 from .version import code_version, machine
@@ -85,7 +85,8 @@ def calibrate(
         if out.is_file():
             continue
         start = time.perf_counter()
-        result = run_arena([a, b], n, workers=workers, seed=seed + 1000 * i + j, progress=False)
+        settings = MatchSettings(seed=seed + 1000 * i + j, workers=workers)
+        result = run_arena([a, b], n, settings, progress=False)
         data = result.to_json()["pairings"][0]
         data["seconds"] = round(time.perf_counter() - start, 1)
         data["seed"] = seed + 1000 * i + j

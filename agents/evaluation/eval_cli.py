@@ -39,8 +39,9 @@ from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
 from .games import GameResult
 from .rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
 from .results_db import check_db
-from .runners import BACKENDS, check_backend
+from .runners import BACKENDS, WorkerDied
 from .scale import Scale, load_scale
+from .settings import MatchSettings
 from .sprt import Sprt, SprtSettings
 
 #: Most games of an SPRT match when ``--games`` is not given.
@@ -149,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Scale | None]:
+def _check_arguments(
+    args: argparse.Namespace,
+) -> tuple[MatchSettings, SprtSettings | None, Scale | None]:
     """What the options ask for, checked before any game; ValueError naming the option."""
     if args.rate is not None:
         if args.specs:
@@ -166,7 +169,15 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
         args.workers = 0 if args.backend == "ray" else 1
     if args.address is not None and args.backend != "ray":
         raise ValueError("--address goes with --backend ray")
-    check_backend(args.backend)
+    settings = MatchSettings(
+        seed=args.seed,
+        workers=args.workers,
+        opening_plies=args.opening_plies,
+        rings_to_win=args.rings_to_win,
+        move_time_limit=args.move_time_limit,
+        backend=args.backend,
+        address=args.address,
+    )
     sprt = SprtSettings.parse(args.sprt) if args.sprt is not None else None
     if sprt is not None and len(args.specs) != 2:
         raise ValueError(f"--sprt compares two agents, got {len(args.specs)} specs")
@@ -177,7 +188,7 @@ def _check_arguments(args: argparse.Namespace) -> tuple[SprtSettings | None, Sca
         for option, path in written.items():
             if path is not None and Path(path).resolve() == Path(args.db).resolve():
                 raise ValueError(f"{option} {path} is the --db file itself")
-    return sprt, scale
+    return settings, sprt, scale
 
 
 def _print_pair(test: Sprt) -> None:
@@ -192,7 +203,7 @@ def _print_round(games: int, elo: float, ci95: tuple[float, float]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        sprt, scale = _check_arguments(args)
+        settings, sprt, scale = _check_arguments(args)
     except ValueError as exc:
         print(f"yinsh-eval: {exc}", file=sys.stderr)
         return 2
@@ -203,36 +214,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = rate_agent(
                 args.rate,
                 scale,
+                settings,
                 ci_width=args.ci_width,
                 max_games=args.games or DEFAULT_RATE_GAMES,
-                workers=args.workers,
-                seed=args.seed,
-                opening_plies=args.opening_plies,
-                rings_to_win=args.rings_to_win,
-                move_time_limit=args.move_time_limit,
                 on_round=_print_round,
                 db=args.db,
-                backend=args.backend,
-                address=args.address,
             )
         else:
             result = run_arena(
                 args.specs,
                 args.games or DEFAULT_SPRT_GAMES,
-                workers=args.workers,
-                seed=args.seed,
+                settings,
                 records_dir=args.records,
                 progress=not args.no_progress and sprt is None,
-                opening_plies=args.opening_plies,
-                rings_to_win=args.rings_to_win,
-                move_time_limit=args.move_time_limit,
                 sprt=sprt,
                 on_pair=_print_pair,
                 scale=scale,
                 db=args.db,
                 db_event="yinsh-eval --sprt" if sprt is not None else "yinsh-eval",
-                backend=args.backend,
-                address=args.address,
             )
     except ValueError as exc:  # bad specs and settings, reported before any game
         print(f"yinsh-eval: {exc}", file=sys.stderr)
@@ -240,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("yinsh-eval: interrupted", file=sys.stderr)
         return 130
+    except WorkerDied as exc:  # a worker gone where no agent's turn explains it
+        print(f"yinsh-eval: stopped: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:  # a records folder that went away mid-run, a full disk
         print(f"yinsh-eval: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1

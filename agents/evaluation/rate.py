@@ -33,11 +33,12 @@ import numpy as np
 
 from ..spec import check_spec, make_agent
 from .elo import Z95, PairResult, Tally, fit_bradley_terry
-from .games import DEFAULT_OPENING_PLIES, GameResult, GameTask, make_openings
+from .games import GameResult, GameTask, make_openings
 from .match import check_variant
 from .results_db import check_db, game_writer
-from .runners import check_backend, make_runner
+from .runners import make_runner
 from .scale import Scale, default_scale
+from .settings import DEFAULT_SETTINGS, MatchSettings
 from .travel import check_travel
 
 #: Default width (Elo) of the 95% interval at which ``--rate`` stops.
@@ -150,22 +151,18 @@ def _fit(scores: Sequence[AnchorScore], anchors_elo: Sequence[float]) -> tuple[f
 def rate_agent(
     spec: str,
     scale: Scale | None = None,
+    settings: MatchSettings = DEFAULT_SETTINGS,
+    *,
     ci_width: float = DEFAULT_CI_WIDTH,
     max_games: int = DEFAULT_RATE_GAMES,
-    workers: int = 1,
-    seed: int = 0,
-    *,
-    opening_plies: int = DEFAULT_OPENING_PLIES,
-    rings_to_win: int = 3,
-    move_time_limit: float | None = None,
     on_game: Callable[[GameResult], None] | None = None,
     on_round: Callable[[int, float, tuple[float, float]], None] | None = None,
-    backend: str = "local",
-    address: str | None = None,
     db: str | Path | None = None,
 ) -> RatingResult:
     """Rate ``spec`` on ``scale`` (default: the shipped one); see the module docstring.
 
+    The games are played as ``settings`` say
+    (:class:`~agents.evaluation.settings.MatchSettings`).
     ``on_round(games, elo, ci95)`` is called after every round; ``db``
     appends every finished game to a results database.  Raises
     ``ValueError`` (a bad spec, an agent made for another variant, bad
@@ -174,9 +171,9 @@ def rate_agent(
     scale = scale if scale is not None else default_scale()
     if not (isinstance(ci_width, (int, float)) and ci_width > 0 and math.isfinite(ci_width)):
         raise ValueError(f"the interval width to stop at must be a positive number, got {ci_width}")
-    if max_games < 2 or workers < 0 or (workers == 0 and backend != "ray"):
-        raise ValueError(f"--rate needs games >= 2 and workers >= 1, got {max_games}, {workers}")
-    check_backend(backend)
+    if max_games < 2:
+        raise ValueError(f"--rate needs games >= 2, got {max_games}")
+    rings_to_win, seed = settings.rings_to_win, settings.seed
     if rings_to_win != scale.rings_to_win:
         raise ValueError(
             f"the {scale.name} scale is calibrated for rings_to_win={scale.rings_to_win}; "
@@ -186,38 +183,39 @@ def rate_agent(
         check_db(db)
     spec = str(spec).strip()
     specs = [spec] + [a.spec for a in scale.anchors]
-    settings = {
+    recorded = {
         "scale": scale.name,
         "ci_width": ci_width,
         "max_games": max_games,
-        "workers": workers,
-        "seed": seed,
-        "opening_plies": opening_plies,
-        "rings_to_win": rings_to_win,
-        "move_time_limit": move_time_limit,
-        "backend": backend,
+        **settings.to_json(),
     }
     candidate = make_agent(spec, seed=0)
     try:
         for anchor in specs[1:]:
             check_spec(anchor)  # a scale naming an agent this install lacks fails here
         check_variant(candidate, rings_to_win)
-        if backend == "ray" or workers > 1:
-            check_travel([spec], [spec], backend)
+        if settings.parallel:
+            check_travel([spec], [spec], settings.backend)
         writer = None
         if db is not None:
             writer = game_writer(
-                db, "yinsh-eval --rate", specs, {0: candidate}, rings_to_win, settings
+                db, "yinsh-eval --rate", specs, {0: candidate}, rings_to_win, recorded
             )
     except BaseException:
         candidate.close()
         raise
     elos = [a.elo for a in scale.anchors]
     scores = [AnchorScore(a.spec, a.elo) for a in scale.anchors]
-    openings = make_openings(max_games // 2 + 1, opening_plies, seed, rings_to_win)
+    openings = make_openings(max_games // 2 + 1, settings.opening_plies, seed, rings_to_win)
     pairs_played = [0] * len(elos)
     runner = make_runner(
-        specs, {0: candidate}, workers, rings_to_win, move_time_limit, backend, address
+        specs,
+        {0: candidate},
+        settings.workers,
+        rings_to_win,
+        settings.move_time_limit,
+        settings.backend,
+        settings.address,
     )
     results: list[GameResult] = []
     estimate: float | None = None
@@ -263,7 +261,7 @@ def rate_agent(
     if estimate is None:
         raise ValueError(f"--rate played no game (most games {max_games})")
     return RatingResult(
-        spec, estimate, ci95, scale.name, scores, results, settings, stopped, _edge_note(scores)
+        spec, estimate, ci95, scale.name, scores, results, recorded, stopped, _edge_note(scores)
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from agents import AgentSpecError, make_agent
 from agents.byo import as_agent, legal_mask, observation
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.travel import AgentTravelError, travel_problem
 from agents.spec import available_agents, check_spec, unregister_agent
@@ -79,8 +79,8 @@ def test_a_py_spec_plays_an_observation_callable_in_workers_too(user_folder: Pat
     module = user_folder.stem
     spec = f"py:{module}:make_agent,path=model.pt,first=false"
     check_spec(spec)
-    alone = run_arena([spec, "random"], 4, seed=1, progress=False)
-    pooled = run_arena([spec, "random"], 4, seed=1, workers=2, progress=False)
+    alone = run_arena([spec, "random"], 4, MatchSettings(seed=1), progress=False)
+    pooled = run_arena([spec, "random"], 4, MatchSettings(seed=1, workers=2), progress=False)
     assert alone.pairings[0].a_forfeits == 0  # every action legal
     assert [g.actions for g in pooled.games] == [g.actions for g in alone.games]
     assert alone.agents[0] == spec
@@ -151,7 +151,9 @@ def test_an_installed_package_adds_agents_through_entry_points(
     monkeypatch.syspath_prepend(str(site))
     try:
         assert "demo_first" in available_agents()
-        result = run_arena(["demo_first:first=true", "random"], 2, seed=0, progress=False)
+        result = run_arena(
+            ["demo_first:first=true", "random"], 2, MatchSettings(seed=0), progress=False
+        )
         assert result.pairings[0].games == 2 and result.pairings[0].a_forfeits == 0
     finally:
         unregister_agent("demo_first")  # its package leaves sys.path with this test
@@ -175,7 +177,7 @@ def first_legal(obs: dict[str, Any]) -> int:
 def test_objects_play_in_process_and_travel_when_importable() -> None:
     agent = as_agent(first_legal)
     assert agent.act(State()) == State().legal_actions()[0]
-    result = run_arena([first_legal, "random"], 2, seed=0, workers=2, progress=False)
+    result = run_arena([first_legal, "random"], 2, MatchSettings(seed=0, workers=2), progress=False)
     assert result.agents[0] == "first_legal" and result.pairings[0].a_forfeits == 0
     with pytest.raises(TypeError, match="not an agent"):
         as_agent(42)
@@ -186,10 +188,15 @@ def test_what_workers_cannot_rebuild_is_refused_with_the_remedy(
 ) -> None:
     lam = lambda obs: first_legal(obs)  # noqa: E731
     with pytest.raises(AgentTravelError, match="lambda") as info:
-        run_arena([lam, "random"], 2, workers=2, progress=False, records_dir=tmp_path / "r")
+        run_arena(
+            [lam, "random"], 2, MatchSettings(workers=2), progress=False, records_dir=tmp_path / "r"
+        )
     assert "py:my_agents:NAME" in str(info.value) and "--workers 1" in str(info.value)
     assert not (tmp_path / "r").exists()  # refused before any game
-    assert run_arena([lam, "random"], 2, workers=1, progress=False).pairings[0].games == 2
+    assert (
+        run_arena([lam, "random"], 2, MatchSettings(workers=1), progress=False).pairings[0].games
+        == 2
+    )
 
     # A class defined in a notebook cell: its module is __main__, which has no file.
     notebook_class = type("NotebookAgent", (), {"act": lambda self, s: s.legal_actions()[0]})
@@ -205,7 +212,7 @@ def test_what_workers_cannot_rebuild_is_refused_with_the_remedy(
 
 SCRIPT = """
 import numpy as np
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.base import Agent
 
 
@@ -221,7 +228,8 @@ class Mine(Agent):
 def test_a_script_agent_with_two_workers_errs_clearly_or_plays(
     guarded: bool, tmp_path: Path
 ) -> None:
-    call = 'print(run_arena([Mine(), "random"], 2, workers=2, progress=False).pairings[0].games)'
+    settings = "MatchSettings(workers=2)"
+    call = f'print(run_arena([Mine(), "random"], 2, {settings}, progress=False).pairings[0].games)'
     body = f'if __name__ == "__main__":\n    {call}' if guarded else call
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(SCRIPT.format(body=body)))

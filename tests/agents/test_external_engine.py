@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents import Agent, AgentFailure, AgentSpecError, make_agent
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.external import ExternalAgent
 from yinsh_env import MOVE, State, action_to_str
 from yinsh_env.records import load_record
@@ -343,8 +343,8 @@ def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
     stalling = f"engine:cmd={fake_engine} stall 6,timeout={STALL_TIMEOUT},startup=300"
     result = run_arena(
         [crashing, stalling, "random"],
-        games=2,
-        workers=2,
+        2,
+        MatchSettings(workers=2),
         progress=False,
         records_dir=tmp_path / "records",
     )

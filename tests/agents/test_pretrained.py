@@ -10,7 +10,7 @@ import torch
 from helpers import tiny_training_run
 
 from agents import make_agent
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.network import pretrained
 from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
 from train.tools import pretrained as pretrained_tool
@@ -49,7 +49,9 @@ def test_pretrained_specs_play_legal_games_in_the_arena() -> None:
     searching = make_agent("pretrained:sims=4")
     assert raw.sims == 0 and searching.sims == 4  # type: ignore[attr-defined]
     assert make_agent("pretrained").sims == pretrained.DEFAULT_SIMS  # type: ignore[attr-defined]
-    result = run_arena(["pretrained:sims=0", "pretrained:sims=4"], games=2, seed=3, progress=False)
+    result = run_arena(
+        ["pretrained:sims=0", "pretrained:sims=4"], 2, MatchSettings(seed=3), progress=False
+    )
     pairing = result.pairings[0]
     assert pairing.games == 2 and pairing.a_forfeits == pairing.b_forfeits == 0
     assert all(g.termination != "forfeit" for g in result.games)  # every move legal

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from agents import AgentSpecError, make_agent
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.match import VariantMismatchError
 from train.checkpoint import checkpoint_path
 from yinsh_env import State
@@ -111,5 +111,5 @@ def test_a_network_knows_its_variant_and_the_arena_refuses_the_other(
     assert make_agent(spec).rings_to_win == 1
     with pytest.raises(VariantMismatchError, match=r"trained for Blitz \(rings_to_win=1\)"):
         run_arena([spec, "random"], games=2, progress=False)
-    blitz = run_arena([spec, "random"], games=2, progress=False, rings_to_win=1)
+    blitz = run_arena([spec, "random"], 2, MatchSettings(rings_to_win=1), progress=False)
     assert blitz.pairings[0].games == 2

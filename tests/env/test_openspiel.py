@@ -20,7 +20,7 @@ from open_spiel.python.algorithms import mcts  # noqa: E402
 
 import yinsh_env.openspiel as yinsh_spiel  # noqa: E402
 from agents import make_agent  # noqa: E402
-from agents.evaluation.arena import run_arena  # noqa: E402
+from agents.evaluation.arena import MatchSettings, run_arena  # noqa: E402
 from yinsh_env import ACTION_NAMES, N_ACTIONS, IllegalActionError, State  # noqa: E402
 from yinsh_env.observation import encode  # noqa: E402
 
@@ -162,7 +162,10 @@ def test_openspiel_mcts_agent_plays_in_the_arena() -> None:
     state = State(rings_to_win=1)
     assert agent.act(state) in state.legal_actions()
     result = run_arena(
-        ["openspiel_mcts:sims=4", "random"], games=2, workers=1, progress=False, rings_to_win=1
+        ["openspiel_mcts:sims=4", "random"],
+        2,
+        MatchSettings(workers=1, rings_to_win=1),
+        progress=False,
     )
     pairing = result.pairings[0]
     assert pairing.games == 2 and pairing.a_forfeits == pairing.b_forfeits == 0

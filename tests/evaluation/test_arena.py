@@ -12,6 +12,7 @@ from agents.base import Agent, AgentFailure
 from agents.evaluation.arena import (
     GameResult,
     GameTask,
+    MatchSettings,
     make_openings,
     make_tasks,
     plot_elo,
@@ -88,7 +89,9 @@ def test_openings_are_seeded() -> None:
 
 
 def test_match_counts_results_and_replays_records(tmp_path: Path) -> None:
-    result = run_arena(["greedy", "random"], games=4, seed=3, records_dir=tmp_path, progress=False)
+    result = run_arena(
+        ["greedy", "random"], 4, MatchSettings(seed=3), records_dir=tmp_path, progress=False
+    )
     (pairing,) = result.pairings
     assert pairing.games == 4
     assert pairing.wins + pairing.draws + pairing.losses == 4
@@ -138,7 +141,7 @@ def test_move_time_limit_forfeits_a_slow_agent() -> None:
     # The slow agent has White, so it decides first after the opening's placements:
     # the limit can stop only it, however long a busy machine takes over anything.
     result = run_arena(
-        ["mcts:sims=1000000", "random"], games=1, progress=False, move_time_limit=0.2
+        ["mcts:sims=1000000", "random"], 1, MatchSettings(move_time_limit=0.2), progress=False
     )
     (game,) = result.games
     assert (game.task.white, game.task.black) == (0, 1)
@@ -175,8 +178,8 @@ def test_json_schema_and_round_robin(tmp_path: Path) -> None:
 
 
 def test_parallel_workers_match_the_serial_run() -> None:
-    serial = run_arena(["greedy", "random"], games=4, seed=5, progress=False)
-    parallel = run_arena(["greedy", "random"], games=4, seed=5, workers=2, progress=False)
+    serial = run_arena(["greedy", "random"], 4, MatchSettings(seed=5), progress=False)
+    parallel = run_arena(["greedy", "random"], 4, MatchSettings(seed=5, workers=2), progress=False)
     assert [g.actions for g in serial.games] == [g.actions for g in parallel.games]
     assert serial.pairings[0].to_json() == parallel.pairings[0].to_json()
 

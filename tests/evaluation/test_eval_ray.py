@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.rate import rate_agent
 from agents.evaluation.scale import default_scale
@@ -22,8 +22,8 @@ pytestmark = pytest.mark.ray
 
 def test_a_match_on_ray_actors_plays_the_games_of_one_process(ray_cluster: Any) -> None:
     specs = ["greedy:noise=200", "random"]
-    local = run_arena(specs, 4, seed=1, progress=False)
-    remote = run_arena(specs, 4, seed=1, workers=2, progress=False, backend="ray")
+    local = run_arena(specs, 4, MatchSettings(seed=1), progress=False)
+    remote = run_arena(specs, 4, MatchSettings(seed=1, workers=2, backend="ray"), progress=False)
     assert [g.actions for g in remote.games] == [g.actions for g in local.games]
     assert remote.to_json()["pairings"] == local.to_json()["pairings"]
     assert ray_cluster.is_initialized()  # a connection it did not open stays open
@@ -31,17 +31,29 @@ def test_a_match_on_ray_actors_plays_the_games_of_one_process(ray_cluster: Any) 
 
 def test_an_sprt_and_a_rating_on_ray_decide_as_one_process(ray_cluster: Any) -> None:
     settings = SprtSettings(0, 150)
-    local = run_arena(["random", "random"], 200, seed=1, progress=False, sprt=settings)
+    local = run_arena(
+        ["random", "random"], 200, MatchSettings(seed=1), progress=False, sprt=settings
+    )
     remote = run_arena(
-        ["random", "random"], 200, seed=1, workers=2, progress=False, sprt=settings, backend="ray"
+        ["random", "random"],
+        200,
+        MatchSettings(seed=1, workers=2, backend="ray"),
+        progress=False,
+        sprt=settings,
     )
     assert remote.sprt is not None and local.sprt is not None
     assert remote.sprt.to_json() == local.sprt.to_json()
     scale = default_scale()
     cheap = dataclasses.replace(scale, anchors=scale.anchors[:3])
-    alone = rate_agent("greedy:noise=2000", cheap, ci_width=500, max_games=12, seed=2)
+    alone = rate_agent(
+        "greedy:noise=2000", cheap, MatchSettings(seed=2), ci_width=500, max_games=12
+    )
     spread = rate_agent(
-        "greedy:noise=2000", cheap, ci_width=500, max_games=12, seed=2, workers=0, backend="ray"
+        "greedy:noise=2000",
+        cheap,
+        MatchSettings(seed=2, workers=0, backend="ray"),
+        ci_width=500,
+        max_games=12,
     )
     assert (spread.elo, spread.ci95) == (alone.elo, alone.ci95)
 

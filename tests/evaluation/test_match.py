@@ -8,7 +8,7 @@ import pytest
 
 from agents import make_agent, register_agent
 from agents.base import Agent, RandomAgent
-from agents.evaluation.arena import GameTask, make_openings, play_game, run_arena
+from agents.evaluation.arena import GameTask, MatchSettings, make_openings, play_game, run_arena
 from agents.evaluation.match import VariantMismatchError, check_variant, play_match
 from agents.play import main as play_main
 from agents.spec import unregister_agent
@@ -122,7 +122,7 @@ def test_arena_and_play_refuse_a_mismatch_before_any_game(
 ) -> None:
     with pytest.raises(VariantMismatchError, match="blitzonly"):
         run_arena(["blitzonly", "random"], games=2, progress=False)
-    result = run_arena(["blitzonly", "random"], games=2, progress=False, rings_to_win=1)
+    result = run_arena(["blitzonly", "random"], 2, MatchSettings(rings_to_win=1), progress=False)
     assert result.pairings[0].games == 2
     with pytest.raises(SystemExit) as exit_info:
         play_main(["blitzonly", "random", "--seed", "1", "--quiet"])

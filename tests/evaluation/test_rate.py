@@ -11,6 +11,7 @@ import pytest
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.rate import _choose, rate_agent
 from agents.evaluation.scale import Scale, default_scale
+from agents.evaluation.settings import MatchSettings
 
 
 def cheap_scale() -> Scale:
@@ -30,8 +31,10 @@ def test_anchors_are_chosen_around_the_estimate() -> None:
 
 def test_two_seeds_agree_within_their_intervals() -> None:
     scale = cheap_scale()
-    first = rate_agent("greedy:noise=500", scale, ci_width=400, max_games=24, seed=1)
-    second = rate_agent("greedy:noise=500", scale, ci_width=400, max_games=24, seed=2)
+    first = rate_agent("greedy:noise=500", scale, MatchSettings(seed=1), ci_width=400, max_games=24)
+    second = rate_agent(
+        "greedy:noise=500", scale, MatchSettings(seed=2), ci_width=400, max_games=24
+    )
     assert first.games != second.games or first.elo != second.elo  # two measurements
     for r in (first, second):
         assert r.ci95[0] < r.elo < r.ci95[1] and len(r.games) <= 24
@@ -44,9 +47,11 @@ def test_two_seeds_agree_within_their_intervals() -> None:
 def test_an_anchor_rated_lands_on_its_frozen_rating_and_replays_in_workers() -> None:
     scale = cheap_scale()
     anchor = next(a for a in scale.anchors if a.spec == "greedy:noise=300")
-    alone = rate_agent(anchor.spec, scale, ci_width=400, max_games=20, seed=4)
+    alone = rate_agent(anchor.spec, scale, MatchSettings(seed=4), ci_width=400, max_games=20)
     assert alone.ci95[0] <= anchor.elo <= alone.ci95[1]
-    pooled = rate_agent(anchor.spec, scale, ci_width=400, max_games=20, seed=4, workers=2)
+    pooled = rate_agent(
+        anchor.spec, scale, MatchSettings(seed=4, workers=2), ci_width=400, max_games=20
+    )
     assert pooled.elo == alone.elo and pooled.ci95 == alone.ci95
     assert [g.actions for g in pooled.games] == [g.actions for g in alone.games]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import tiny_training_run
 
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.ratings_cli import main as ratings_main
 from agents.evaluation.results_db import APPLICATION_ID, SCHEMA_VERSION, file_sha256
@@ -38,7 +38,9 @@ def rows(path: Path, query: str = "SELECT * FROM games ORDER BY id") -> list[sql
 
 def test_every_finished_game_is_a_row_with_what_it_needs(tmp_path: Path) -> None:
     db = tmp_path / "games.sqlite"
-    result = run_arena(["pretrained:sims=0", "random"], 3, seed=5, progress=False, db=db)
+    result = run_arena(
+        ["pretrained:sims=0", "random"], 3, MatchSettings(seed=5), progress=False, db=db
+    )
     stored = rows(db)
     assert len(stored) == 3 == len(result.games)
     network = str(weights_path())
@@ -92,8 +94,8 @@ def test_two_matches_writing_one_file_lose_nothing(tmp_path: Path) -> None:
 
 KILLED_WRITER = """
 import sys
-from agents.evaluation.arena import run_arena
-run_arena(["random", "random"], 5000, seed=3, progress=False, db=sys.argv[1],
+from agents.evaluation.arena import MatchSettings, run_arena
+run_arena(["random", "random"], 5000, MatchSettings(seed=3), progress=False, db=sys.argv[1],
           on_game=lambda r: print(r.task.index, flush=True))
 """
 
@@ -176,10 +178,12 @@ def test_ratings_fit_every_stored_game_on_the_scale(
 ) -> None:
     db = tmp_path / "games.sqlite"
     # "greedy" and "greedy:noise=0" are one player; noise=500 sits between it and random.
-    run_arena(["greedy", "random"], 4, seed=1, progress=False, db=db)
-    run_arena(["greedy:noise=500", "greedy:noise=0"], 4, seed=2, progress=False, db=db)
-    run_arena(["greedy:noise=500", "random"], 4, seed=3, progress=False, db=db)
-    run_arena(["random", "random"], 2, seed=4, progress=False, db=db, rings_to_win=1)
+    run_arena(["greedy", "random"], 4, MatchSettings(seed=1), progress=False, db=db)
+    run_arena(
+        ["greedy:noise=500", "greedy:noise=0"], 4, MatchSettings(seed=2), progress=False, db=db
+    )
+    run_arena(["greedy:noise=500", "random"], 4, MatchSettings(seed=3), progress=False, db=db)
+    run_arena(["random", "random"], 2, MatchSettings(seed=4, rings_to_win=1), progress=False, db=db)
     out = tmp_path / "ratings.json"
     assert ratings_main([str(db), "--json", str(out)]) == 0
     text = capsys.readouterr().out
@@ -200,7 +204,9 @@ def test_ratings_without_anchors_say_they_are_relative(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "games.sqlite"
-    run_arena(["greedy:noise=500", "greedy:noise=900"], 2, seed=1, progress=False, db=db)
+    run_arena(
+        ["greedy:noise=500", "greedy:noise=900"], 2, MatchSettings(seed=1), progress=False, db=db
+    )
     assert ratings_main([str(db)]) == 0
     assert "relative (greedy:noise=500 = 0)" in capsys.readouterr().out
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.calibrate import LADDER, fit
 from agents.evaluation.elo import fit_bradley_terry
 from agents.evaluation.eval_cli import main as eval_main
@@ -82,7 +82,7 @@ def test_a_match_with_an_anchor_is_on_the_scale_whatever_the_order() -> None:
     scale = cheap_scale()
     noisy = next(a for a in scale.anchors if a.spec == "greedy:noise=1000")
     for specs in (["greedy:noise=500", "random"], ["random", "greedy:noise=500"]):
-        result = run_arena(specs, 4, seed=3, progress=False, scale=scale)
+        result = run_arena(specs, 4, MatchSettings(seed=3), progress=False, scale=scale)
         ratings = {r.agent: r for r in result.elo}
         assert result.scale == "yinsh-v1" and ratings["random"].elo == 0.0
         assert result.anchors == {"random": 0.0}
@@ -90,7 +90,11 @@ def test_a_match_with_an_anchor_is_on_the_scale_whatever_the_order() -> None:
         assert result.to_json()["elo_scale"]["name"] == "yinsh-v1"
     # Two anchors keep both their ratings; the other agent is placed between them.
     result = run_arena(
-        ["greedy:noise=1000", "greedy:noise=500", "random"], 2, seed=3, progress=False, scale=scale
+        ["greedy:noise=1000", "greedy:noise=500", "random"],
+        2,
+        MatchSettings(seed=3),
+        progress=False,
+        scale=scale,
     )
     ratings = {r.agent: r.elo for r in result.elo}
     assert ratings["greedy:noise=1000"] == noisy.elo and ratings["random"] == 0.0
@@ -98,7 +102,9 @@ def test_a_match_with_an_anchor_is_on_the_scale_whatever_the_order() -> None:
 
 
 def test_a_pool_without_anchors_says_its_ratings_are_relative() -> None:
-    result = run_arena(["greedy:noise=500", "greedy:noise=700"], 2, seed=3, progress=False)
+    result = run_arena(
+        ["greedy:noise=500", "greedy:noise=700"], 2, MatchSettings(seed=3), progress=False
+    )
     assert result.scale is None and result.elo[0].elo == 0.0
     assert "relative to this pool (greedy:noise=500 = 0)" in result.report()
     assert result.to_json()["elo_scale"] == {
@@ -109,7 +115,9 @@ def test_a_pool_without_anchors_says_its_ratings_are_relative() -> None:
 
 
 def test_blitz_games_are_not_put_on_the_standard_scale() -> None:
-    result = run_arena(["greedy", "random"], 2, seed=3, progress=False, rings_to_win=1)
+    result = run_arena(
+        ["greedy", "random"], 2, MatchSettings(seed=3, rings_to_win=1), progress=False
+    )
     assert result.scale is None
 
 

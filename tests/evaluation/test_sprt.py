@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.evaluation.arena import _decision_text, run_arena
+from agents.evaluation.arena import MatchSettings, _decision_text, run_arena
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.sprt import (
     PAIR_SCORES,
@@ -136,7 +136,9 @@ def test_bad_sprt_settings_are_refused(text: str, message: str) -> None:
 
 
 def test_greedy_against_random_accepts_h1_within_a_few_dozen_games() -> None:
-    result = run_arena(["greedy", "random"], 200, seed=1, progress=False, sprt=SprtSettings(0, 100))
+    result = run_arena(
+        ["greedy", "random"], 200, MatchSettings(seed=1), progress=False, sprt=SprtSettings(0, 100)
+    )
     assert result.sprt is not None and result.sprt.decision == "H1"
     games = result.pairings[0].games
     assert games == 2 * result.sprt.pairs and games <= 40
@@ -145,11 +147,15 @@ def test_greedy_against_random_accepts_h1_within_a_few_dozen_games() -> None:
 
 def test_random_against_random_accepts_h0_the_same_in_workers() -> None:
     settings = SprtSettings(0, 150)
-    alone = run_arena(["random", "random"], 400, seed=1, progress=False, sprt=settings)
+    alone = run_arena(
+        ["random", "random"], 400, MatchSettings(seed=1), progress=False, sprt=settings
+    )
     assert alone.sprt is not None and alone.sprt.decision == "H0"
     assert alone.pairings[0].games <= 100
     # Pairs count in opening order, whatever order two workers finish them in.
-    pooled = run_arena(["random", "random"], 400, seed=1, workers=2, progress=False, sprt=settings)
+    pooled = run_arena(
+        ["random", "random"], 400, MatchSettings(seed=1, workers=2), progress=False, sprt=settings
+    )
     assert pooled.sprt is not None
     assert pooled.sprt.to_json() == alone.sprt.to_json()
     assert [g.actions for g in pooled.games] == [g.actions for g in alone.games]
@@ -157,7 +163,11 @@ def test_random_against_random_accepts_h0_the_same_in_workers() -> None:
 
 def test_the_games_cap_ends_an_undecided_test() -> None:
     result = run_arena(
-        ["random", "random"], 6, seed=2, progress=False, sprt=SprtSettings(0, 5, 0.01, 0.01)
+        ["random", "random"],
+        6,
+        MatchSettings(seed=2),
+        progress=False,
+        sprt=SprtSettings(0, 5, 0.01, 0.01),
     )
     assert result.sprt is not None and result.sprt.decision == "none"
     assert result.pairings[0].games == 6 and result.sprt.pairs == 3

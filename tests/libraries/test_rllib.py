@@ -19,7 +19,7 @@ pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib
 from ray.rllib.core.columns import Columns
 
 from agents import AgentSpecError, make_agent
-from agents.evaluation.arena import run_arena
+from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.match import VariantMismatchError
 from train.libraries import rllib_example as example
 from yinsh_env import load_record
@@ -138,10 +138,16 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     assert isinstance(agent.module, trained)  # type: ignore[attr-defined]
     assert agent.rings_to_win == 1  # recorded beside the module: Blitz only
     with pytest.raises(VariantMismatchError):
-        run_arena([f"rllib:path={saved}", "random"], games=1, progress=False, rings_to_win=3)
+        run_arena(
+            [f"rllib:path={saved}", "random"], 1, MatchSettings(rings_to_win=3), progress=False
+        )
     specs = [f"rllib:path={saved}", f"rllib:path={saved},greedy=false", "random"]
     result = run_arena(
-        specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path / "games"
+        specs,
+        2,
+        MatchSettings(workers=1, rings_to_win=1),
+        progress=False,
+        records_dir=tmp_path / "games",
     )
     assert [p.games for p in result.pairings] == [2, 2, 2]
     assert all(p.a_forfeits == p.b_forfeits == 0 for p in result.pairings)

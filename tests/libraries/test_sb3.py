@@ -61,12 +61,12 @@ def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFix
 
     # The zip says which variant it was trained for; the arena refuses another.
     from agents import make_agent
-    from agents.evaluation.arena import run_arena
+    from agents.evaluation.arena import MatchSettings, run_arena
     from agents.evaluation.match import VariantMismatchError
 
     assert make_agent(f"sb3:path={path}").rings_to_win == 1
     with pytest.raises(VariantMismatchError):
-        run_arena([f"sb3:path={path}", "random"], games=1, progress=False, rings_to_win=3)
+        run_arena([f"sb3:path={path}", "random"], 1, MatchSettings(rings_to_win=3), progress=False)
 
 
 def test_variant_records_are_checked_and_optional(tiny_model: Path, tmp_path: Path) -> None:
@@ -119,12 +119,12 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sb3_spec_plays_legal_games_through_the_arena(tiny_model: Path, tmp_path: Path) -> None:
-    from agents.evaluation.arena import run_arena
+    from agents.evaluation.arena import MatchSettings, run_arena
     from yinsh_env import load_record
 
     specs = [f"sb3:path={tiny_model}", f"sb3:path={tiny_model},greedy=false", "random"]
     result = run_arena(
-        specs, games=2, workers=1, progress=False, rings_to_win=1, records_dir=tmp_path
+        specs, 2, MatchSettings(workers=1, rings_to_win=1), progress=False, records_dir=tmp_path
     )
     assert [p.games for p in result.pairings] == [2, 2, 2]
     assert all(p.a_forfeits == p.b_forfeits == 0 for p in result.pairings)

@@ -203,11 +203,11 @@ def test_eval_rejects_a_bad_move_time_limit_at_the_command_line(
 
 
 def test_arena_rejects_a_nan_move_time_limit_before_any_game() -> None:
-    from agents.evaluation.arena import run_arena
+    from agents.evaluation.arena import MatchSettings, run_arena
 
     for value in (math.nan, math.inf, -1.0):
         with pytest.raises(ValueError, match="move_time_limit"):
-            run_arena(["random", "greedy"], 2, progress=False, move_time_limit=value)
+            run_arena(["random", "greedy"], 2, MatchSettings(move_time_limit=value), progress=False)
 
 
 # --- the Gymnasium single-agent environment ---------------------------------------------
