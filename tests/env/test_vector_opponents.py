@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.greedy import GreedyAgent
+from agents.greedy import GreedyAgent, best_turn_value
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.greedy import GreedyOpponent
 from yinsh_env.vector.opponents import (
     BatchOpponent,
     ObservationOpponent,
@@ -70,6 +71,7 @@ def test_greedy_asked_per_game_chooses_as_the_scalar_greedy() -> None:
 def test_agents_and_callables_are_adapted() -> None:
     assert isinstance(batch_opponent(None), RandomOpponent)
     assert isinstance(batch_opponent("random"), RandomOpponent)
+    assert isinstance(batch_opponent("greedy"), GreedyOpponent)
     assert isinstance(batch_opponent(GreedyAgent()), StateOpponent)
     assert isinstance(batch_opponent(lambda observation: 0), ObservationOpponent)
     mine = RandomOpponent()
@@ -90,3 +92,46 @@ def test_a_greedy_opponent_is_reseeded_by_a_seeded_reset() -> None:
         return out
 
     assert all(np.array_equal(a, b) for a, b in zip(play(3), play(3)))
+
+
+def test_batched_greedy_values_every_action_as_the_scalar_greedy() -> None:
+    """Every legal action's value (the mover's turn finished greedily, then evaluated)
+    equals agents.greedy's exactly, so the choice is one of the scalar agent's best."""
+    states = positions(80, seed=3)
+    planes = np.stack([encode(s) for s in states])
+    masks = np.stack([s.legal_mask() for s in states])
+    greedy = GreedyOpponent()
+    game, action, value = greedy.values(planes, masks)
+    expected = []
+    for g, a in zip(game.tolist(), action.tolist()):
+        child = states[g].copy()
+        child.apply_unchecked(a)
+        expected.append(best_turn_value(child, states[g].to_act))
+    np.testing.assert_array_equal(value, expected)
+    chosen = greedy.act_batch(planes, masks, np.random.default_rng(0))
+    for g, pick in enumerate(chosen.tolist()):
+        mine = value[game == g]
+        assert value[(game == g) & (action == pick)][0] == mine.max()
+
+
+def test_batched_greedy_breaks_ties_at_random_and_refuses_negative_noise() -> None:
+    start = np.stack([encode(State())] * 2)
+    masks = np.stack([State().legal_mask()] * 2)
+    picks = {int(a) for a in GreedyOpponent().act_batch(start, masks, np.random.default_rng(1))}
+    picks |= {int(a) for a in GreedyOpponent().act_batch(start, masks, np.random.default_rng(2))}
+    assert len(picks) > 1  # placements tie at the start: the choice varies
+    with pytest.raises(ValueError, match="noise"):
+        GreedyOpponent(noise=-1.0)
+
+
+def test_the_greedy_opponent_beats_random_play_in_the_vector_env() -> None:
+    vec = YinshVectorEnv(16, opponent="greedy", rings_to_win=1)
+    observations, _ = vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    results: list[float] = []
+    while len(results) < 16:
+        observations, rewards, terminated, _, _ = vec.step(
+            random_legal(observations["action_mask"], rng)
+        )
+        results += rewards[terminated].tolist()
+    assert np.mean(results) < -0.5

@@ -5,7 +5,7 @@ at once, on the batched engine: the same observations (planes and int8
 mask, from the learner's side), actions, rewards (+1 / -1 / 0 at the end,
 ``illegal_reward`` for an illegal action) and game ends.  One ``step`` is
 one decision of the learner in every game; the opponent then makes all its
-decisions (for all games at once: :mod:`.opponents`) until the learner is
+decisions (for all games at once: :mod:`yinsh_env.vector.opponents`) until the learner is
 to act again.  ``self_play=True`` makes both seats the learner: every step
 is a decision of the player to act, seen from their side, and the reward
 goes to the player who made it.

@@ -14,10 +14,19 @@ import numpy as np
 from ..observation import GRID, N_PLANES
 from ..vocabulary import TOTAL_MARKERS, Phase
 from .legal import rows_of
-from .state import BatchState
-from .tables import BLOCK, GRID_POINT, MARKER_CODE, POINT_CELL, SEGMENT_POINTS
+from .state import BatchState, new_batch
+from .tables import (
+    BLOCK,
+    GRID_POINT,
+    MARKER_CODE,
+    OFF,
+    POINT_CELL,
+    RING_CODE,
+    RINGS_PER_SIDE,
+    SEGMENT_POINTS,
+)
 
-__all__ = ["encode", "masks_for"]
+__all__ = ["decode", "encode", "masks_for"]
 
 #: _CELL_PLANES[observer * 6 + code]: planes 0-4 at a grid cell holding ``code`` (own
 #: ring, opp ring, own marker, opp marker, on the board) for that observer.
@@ -72,3 +81,41 @@ def masks_for(state: BatchState, games: np.ndarray, player: np.ndarray) -> np.nd
     mask = state.mask[games].astype(np.int8)
     mask[state.to_act[games] != player] = 0
     return mask
+
+
+def decode(planes: np.ndarray, masks: np.ndarray) -> BatchState:
+    """The batch of positions that observations of the player to act were made from.
+
+    The inverse of :func:`encode` for games someone is to act in (as
+    :func:`yinsh_env.observation.decode` is for one); ``masks`` become the
+    state's legal masks.  All observations must share one ``rings_to_win``.
+    """
+    n = planes.shape[0]
+    flat = planes.reshape(n, GRID * GRID, N_PLANES)
+    constants = flat[:, 0, :]
+    me = np.where(constants[:, 16] > 0.5, 0, 1)
+    opp = 1 - me
+    targets = np.unique(np.rint(constants[:, 13] * 5).astype(np.int64))
+    if targets.size != 1:
+        raise ValueError(f"observations of one batch share rings_to_win, got {targets.tolist()}")
+    state = new_batch(n, int(targets[0]))
+    pieces = flat[:, POINT_CELL, :4] > 0.5  # (n, 85, 4)
+    codes = np.stack([RING_CODE[me], RING_CODE[opp], MARKER_CODE[me], MARKER_CODE[opp]], axis=1)
+    for k in range(4):
+        state.cells[:, : POINT_CELL.size] += np.where(pieces[:, :, k], codes[:, k : k + 1], 0)
+    for player in (0, 1):
+        ringed = state.cells[:, : POINT_CELL.size] == RING_CODE[player]
+        order = np.argsort(~ringed, axis=1, kind="stable")[:, :RINGS_PER_SIDE]
+        held = np.take_along_axis(ringed, order, axis=1)
+        state.ring_pos[:, player] = np.where(held, order, OFF)
+    arange = np.arange(n)
+    state.removed[arange, me] = np.rint(constants[:, 11] * 5).astype(np.int64)
+    state.removed[arange, opp] = np.rint(constants[:, 12] * 5).astype(np.int64)
+    state.pool[:] = np.rint(constants[:, 14] * TOTAL_MARKERS).astype(np.int64)
+    state.passes[:] = constants[:, 15] > 0.5
+    state.to_act[:] = me
+    state.phase[:] = np.argmax(constants[:, 5:9], axis=1)
+    resolving = (state.phase == Phase.ROW) | (state.phase == Phase.RING)
+    state.mover[:] = np.where(resolving, np.where(constants[:, 10] > 0.5, me, opp), -1)
+    state.mask[:] = masks.astype(np.bool_)
+    return state

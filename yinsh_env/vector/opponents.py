@@ -11,7 +11,8 @@ whose ``observes`` attribute is False (uniformly random play) is given
 seeded ``reset``, as the scalar environment reseeds its agents.
 
 Network agents and library snapshots implement ``act_batch`` directly (one
-forward pass for the batch).  Anything the scalar environment accepts as an
+forward pass for the batch); :class:`~.greedy.GreedyOpponent` is the greedy
+baseline in array operations.  Anything the scalar environment accepts as an
 opponent is adapted by :func:`batch_opponent`: agents with ``act(state)``
 (greedy, search) and ``act_observation(observation)``, and callables, are
 asked one game at a time, since their own decision is the cost.
@@ -147,11 +148,16 @@ class ObservationOpponent(_PerGame):
 
 
 def batch_opponent(opponent: Any) -> BatchOpponent:
-    """``opponent`` as a batch opponent: None or ``"random"`` plays uniformly at random;
+    """``opponent`` as a batch opponent: None or ``"random"`` plays uniformly at random,
+    ``"greedy"`` is :class:`~.greedy.GreedyOpponent`;
     objects with ``act_batch`` are used as they are; ``act(state)``,
     ``act_observation`` and callables are wrapped.  TypeError for anything else."""
     if opponent is None or (isinstance(opponent, str) and opponent == "random"):
         return RandomOpponent()
+    if isinstance(opponent, str) and opponent == "greedy":
+        from .greedy import GreedyOpponent
+
+        return GreedyOpponent()
     if callable(getattr(opponent, "act_batch", None)):
         return opponent
     if callable(getattr(opponent, "act", None)):

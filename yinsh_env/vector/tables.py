@@ -24,6 +24,7 @@ RING_W: Final = 1
 RING_B: Final = 2
 MARKER_W: Final = 3
 MARKER_B: Final = 4
+#: The code of the padding point, off the board: it stops every ray.
 BLOCK: Final = 5
 #: The padding point: index 85 of ``cells``, always :data:`BLOCK`.
 OFF: Final = N_POINTS
