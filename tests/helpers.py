@@ -174,3 +174,23 @@ I7-E3 G3-E1 F9-E9 G7-C3 E3-E6 C3-C4 I6-I8 E7-C5 H7-E4 C4-D5 E6-J11 E1-F2 E9-H9
 D5-D3 J11-H11 I5-F5 I8-I9 F5-H5 H8-E8 C5-B5 I9-I10 B5-A4 E4-E2 H5-F3 I10-I11
 D3-D6 H11-H10 H3-H6 H10-F10 A4-A2
 """
+
+
+#: Packages of the ``train`` extra (and pytest, of ``dev``): not in ``pip install yinsh``.
+NOT_IN_BASE_INSTALL = ("torch", "onnx", "yaml", "tensorboard", "pytest")
+#: Python source that makes those packages unimportable in the interpreter that runs it
+#: first (a meta-path finder refusing them): what the base install plays without them.
+BLOCK_NON_BASE_PACKAGES = f"""\
+import importlib.abc as _abc
+import sys as _sys
+
+
+class _NotInBaseInstall(_abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {NOT_IN_BASE_INSTALL!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked)", name=name)
+        return None
+
+
+_sys.meta_path.insert(0, _NotInBaseInstall())
+"""

@@ -105,7 +105,7 @@ class NetAgent(Agent):
         """The checkpoint's network as a leaf evaluator, and its config: read with torch,
         run by ONNX Runtime on the CPU where installed (the graph exported at load), else
         by PyTorch (:func:`agents.network.onnx_inference.make_evaluator`)."""
-        torch = import_torch(f"net:path={self.checkpoint}")
+        torch = import_torch(f"a checkpoint file ({self.checkpoint})")
         from .checkpoint import load_network
         from .inference import check_device, resolve_device
         from .onnx_inference import backend_name, make_evaluator, precision_name

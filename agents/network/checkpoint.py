@@ -11,6 +11,9 @@ cut short), a zip that is not one, objects other than tensors and plain values,
 another format or version, or weights that are not all finite (a diverged run:
 a network with a NaN weight would play, and train, on garbage without a word;
 the error names the tensor).
+
+Reading one needs torch (the ``train`` extra); finding one does not.  Without
+torch, reading fails with :class:`TorchMissing`, which says what to install.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ import re
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Final
-
-import torch
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
 
 from .config import PlayConfig, play_config
-from .network import PolicyValueNet
+
+if TYPE_CHECKING:
+    from .network import PolicyValueNet
 
 FORMAT: Final = "yinsh-train-checkpoint"
 VERSION: Final = 1
@@ -35,6 +39,25 @@ _NAME: Final = re.compile(r"^iter_(\d{6})\.pt$")
 
 class CheckpointError(ValueError):
     """A missing, corrupt or foreign checkpoint file: the message names it."""
+
+
+class TorchMissing(ImportError, ValueError):
+    """PyTorch is needed and not installed: the message says for what, and what to install.
+
+    A ValueError too, so that the command lines report it in one line, as a bad spec.
+    """
+
+
+def import_torch(what: str) -> ModuleType:
+    """The ``torch`` module; :class:`TorchMissing` saying that ``what`` needs it otherwise."""
+    try:
+        import torch
+    except ImportError:
+        raise TorchMissing(
+            f"{what} needs PyTorch, which is not installed: pip install 'yinsh[train]' "
+            "(the shipped networks, agent spec 'pretrained', play without it)"
+        ) from None
+    return torch
 
 
 def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
@@ -64,6 +87,7 @@ def read_file(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
 
 def _torch_load(path: Path, what: str) -> Any:
     """``torch.load`` of tensors and plain values, its many failures told in one line."""
+    torch = import_torch(f"reading the {what} file {path}")
     try:
         if path.stat().st_size == 0:
             raise CheckpointError(f"{what} file {path} is empty")
@@ -92,6 +116,7 @@ def _torch_load(path: Path, what: str) -> Any:
 
 def check_weights(model: Any, source: str) -> None:
     """Raise CheckpointError unless ``model`` maps names to tensors whose values are finite."""
+    torch = import_torch(f"checking {source}")
     if not isinstance(model, dict) or not all(
         isinstance(name, str) and isinstance(tensor, torch.Tensor) for name, tensor in model.items()
     ):
@@ -150,6 +175,8 @@ def resolve_checkpoint(path: str | Path) -> Path:
 def load_network(path: str | Path) -> tuple[PolicyValueNet, PlayConfig, dict[str, Any]]:
     """The network of a checkpoint (file or run directory), what its player reads of
     its config (network, search, variant), and the raw data."""
+    from .network import PolicyValueNet
+
     resolved = resolve_checkpoint(path)
     data = read_file(resolved)
     try:

@@ -27,81 +27,22 @@ pass               a linear unit over the pooled tower
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Final
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from yinsh_env.actions import MOVE_OFFSET, N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
-from yinsh_env.geometry import (
-    MOVE_PAIRS,
-    N_POINTS,
-    POINTS,
-    RAY_DIRECTIONS,
-    SEGMENT_DIRECTION,
-    SEGMENTS,
-)
+from yinsh_env.actions import N_ACTIONS, PASS_ACTION
+from yinsh_env.geometry import N_POINTS
 from yinsh_env.observation import BOARD_PLANE, GRID, N_PLANES
 
 from .config import NetworkConfig
 
-_CELLS: Final = GRID * GRID
-_MAX_DISTANCE: Final = max(
-    max(abs(POINTS[b][0] - POINTS[a][0]), abs(POINTS[b][1] - POINTS[a][1])) for a, b in MOVE_PAIRS
-)
-# Policy plane layout.
-_PLACE: Final = 0
-_RING: Final = 1
-_ROW: Final = 2  # three line directions
-_MOVE_TO: Final = _ROW + 3  # six ray directions
-_MOVE_FROM: Final = _MOVE_TO + len(RAY_DIRECTIONS)  # six directions x distance
-POLICY_PLANES: Final = _MOVE_FROM + len(RAY_DIRECTIONS) * _MAX_DISTANCE
-
-
-def _cell(point: int) -> int:
-    """Flat (number - 1, column) cell of a point, as in the observation planes."""
-    column, number = POINTS[point]
-    return (number - 1) * GRID + column
-
-
-def policy_gather() -> tuple[np.ndarray, np.ndarray]:
-    """Indices into the flattened policy planes for every action but pass.
-
-    ``logits[a] = flat[primary[a]] + flat[secondary[a]]``, where
-    ``secondary`` points at a cell that is always zero for non-move actions.
-    """
-    n = PASS_ACTION
-    zero = POLICY_PLANES * _CELLS  # one past the planes: a padding zero
-    primary = np.empty(n, dtype=np.int64)
-    secondary = np.full(n, zero, dtype=np.int64)
-    for p in range(N_POINTS):
-        primary[p] = _PLACE * _CELLS + _cell(p)
-        primary[RING_OFFSET + p] = _RING * _CELLS + _cell(p)
-    for i, (segment, direction) in enumerate(zip(SEGMENTS, SEGMENT_DIRECTION)):
-        primary[ROW_OFFSET + i] = (_ROW + direction) * _CELLS + _cell(segment[0])
-    for i, (a, b) in enumerate(MOVE_PAIRS):
-        dc, dn = POINTS[b][0] - POINTS[a][0], POINTS[b][1] - POINTS[a][1]
-        distance = max(abs(dc), abs(dn))
-        direction = RAY_DIRECTIONS.index((dc // distance, dn // distance))
-        plane = _MOVE_FROM + direction * _MAX_DISTANCE + distance - 1
-        primary[MOVE_OFFSET + i] = plane * _CELLS + _cell(a)
-        secondary[MOVE_OFFSET + i] = (_MOVE_TO + direction) * _CELLS + _cell(b)
-    return primary, secondary
-
-
-@lru_cache(maxsize=1)
-def raw_gather() -> tuple[np.ndarray, np.ndarray]:
-    """:func:`policy_gather` over all 2,142 actions, into :meth:`PolicyValueNet.raw_policy_value`'s
-    ``raw`` (the pass logit follows the padding zero)."""
-    primary, secondary = policy_gather()
-    zero = POLICY_PLANES * _CELLS
-    primary = np.append(primary, zero + 1)
-    secondary = np.append(secondary, zero)
-    primary.flags.writeable = secondary.flags.writeable = False
-    return primary, secondary
+# Re-exported: the policy's layout is defined without torch (ONNX inference reads it too).
+from .policy_map import POLICY_PLANES as POLICY_PLANES
+from .policy_map import policy_gather
+from .policy_map import raw_gather as raw_gather
 
 
 class ResidualBlock(nn.Module):

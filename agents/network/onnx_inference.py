@@ -5,8 +5,10 @@ PyTorch's per-operator dispatch costs as much as the arithmetic; ONNX Runtime
 runs the whole graph (batch norm folded, the policy gather fused) with far
 less overhead (``python -m benchmarks.bench_inference`` measures it, and
 checks both give the same outputs).  Only the policy and value are exported:
-the auxiliary heads serve training.  ``onnxruntime`` is optional (the ``onnx``
-extra); :func:`make_evaluator` falls back to PyTorch without it, or on a GPU.
+the auxiliary heads serve training.  Exporting needs ``onnx`` besides ONNX
+Runtime (both in the ``train`` extra); :func:`make_evaluator` falls back to
+PyTorch without them, or on a GPU.  The shipped networks' graphs are exported
+once, ahead of time (:mod:`agents.network.graphs`), and play without torch.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
-import time
 import warnings
 from collections.abc import Sequence
 from typing import Any, Final, Literal
@@ -25,15 +26,12 @@ import torch
 from agents.search import Leaf
 from yinsh_env.observation import GRID, N_PLANES
 
+from .graphs import Precision, evaluate_leaves, ort_session, precision_name
 from .inference import NetworkEvaluator
 from .network import PolicyValueNet, raw_gather
 
 #: Who runs the network: ``auto`` is ONNX Runtime where installed, else PyTorch.
 Backend = Literal["auto", "torch", "onnx"]
-#: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions
-#: (:mod:`agents.network.quantize`); ``auto``: int8 where the network runs in ONNX
-#: Runtime, else float.
-Precision = Literal["auto", "fp32", "int8"]
 
 
 def onnx_available() -> bool:
@@ -132,40 +130,12 @@ class OnnxEvaluator(NetworkEvaluator):
         return int8
 
     def _session(self, graph: bytes) -> Any:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # errors only
-        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        return ort_session(graph, self.threads)
 
     def __call__(self, leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
-        """The evaluator's answer in numpy alone: no tensors on the way in or out.
-
-        One leaf's planes go in as a view; each leaf's legal logits are
-        gathered from the graph's raw policy (the sums the network's own
-        gather makes, for the legal actions only).
-        """
-        start = time.perf_counter()
-        if len(leaves) == 1:
-            planes = leaves[0].planes[None]  # type: ignore[index]
-        else:
-            planes = np.stack([leaf.planes for leaf in leaves])  # type: ignore[misc]
-        forward_start = time.perf_counter()
-        raw, values = self.session.run(None, {"planes": planes})
-        forward_end = time.perf_counter()
-        primary, secondary = raw_gather()
-        logits = []
-        for row, leaf in zip(raw, leaves):
-            actions = leaf.actions
-            logits.append(row[primary[actions]] + row[secondary[actions]])
-        end = time.perf_counter()
-        self.forward_seconds += forward_end - forward_start
-        self.seconds += end - start
-        self.positions += len(leaves)
-        self.batches += 1
-        return logits, values
+        """The evaluator's answer in numpy alone: no tensors on the way in or out
+        (:func:`agents.network.graphs.evaluate_leaves`)."""
+        return evaluate_leaves(self.session, leaves, self)
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         raw, value = self.session.run(None, {"planes": np.ascontiguousarray(planes.numpy())})
@@ -177,13 +147,6 @@ def backend_name(text: str) -> Backend:
     """``text`` as a :data:`Backend`; ValueError naming it otherwise."""
     if text not in ("auto", "torch", "onnx"):
         raise ValueError(f"inference backend {text!r}: expected auto, torch or onnx")
-    return text  # type: ignore[return-value]
-
-
-def precision_name(text: str) -> Precision:
-    """``text`` as a :data:`Precision`; ValueError naming it otherwise."""
-    if text not in ("auto", "fp32", "int8"):
-        raise ValueError(f"inference precision {text!r}: expected auto, fp32 or int8")
     return text  # type: ignore[return-value]
 
 
@@ -208,7 +171,8 @@ def make_evaluator(
     cpu = device.type == "cpu"
     if backend == "onnx" and not (cpu and onnx_available()):
         raise ValueError(
-            "inference backend 'onnx' needs the CPU and onnxruntime (pip install 'yinsh[onnx]')"
+            "inference backend 'onnx' needs the CPU, onnxruntime and onnx "
+            "(pip install 'yinsh[train]')"
         )
     if backend == "torch" and precision == "int8":
         raise ValueError("inference precision 'int8' runs in ONNX Runtime, not backend 'torch'")

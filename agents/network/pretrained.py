@@ -8,9 +8,14 @@ loads a checkpoint (``net:path=...`` included).  ``pretrained`` plays it with
 decision than ``alphabeta:depth=3``; ``pretrained:sims=0`` plays the raw
 policy; ``pretrained:time=0.1`` searches for 0.1 s of wall clock a decision
 instead.  Its network runs in int8 where ONNX Runtime runs it
-(``precision=auto``; ``precision=fp32`` for the float network), because int8
-is the stronger of the two at equal time (the measurements and their commands:
-docs/studies/speed.md; its strength: docs/guide/pretrained.md).
+(``precision=auto``, as for every network agent; ``precision=fp32`` for the
+float network), because int8 is the stronger of the two at equal time (the
+measurements and their commands: docs/studies/speed.md; its strength:
+docs/guide/pretrained.md).
+
+On the CPU (``device=cpu``, the default) it plays the graphs shipped beside the
+checkpoint (:mod:`agents.network.graphs`) in ONNX Runtime, so it needs no
+torch; ``backend=torch``, or a GPU, loads the checkpoint with torch instead.
 
 Making one from a run, and reading what a shipped file says about itself:
 :mod:`train.tools.pretrained` (docs/guide/pretrained.md says how the shipped
@@ -19,6 +24,7 @@ one was made).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,10 +32,12 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from agents.params import Backend, Device, OptionalSims, Seconds, Threads, checked
+from agents.search import BatchEvaluator
 
 from .agent import NetAgent
 from .checkpoint import CheckpointError, read_file
-from .onnx_inference import Precision
+from .config import PlayConfig
+from .graphs import GraphEvaluator, Precision, onnxruntime_available, shipped_graphs
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS = WEIGHTS_DIR / "pretrained.pt"
@@ -94,8 +102,38 @@ class PretrainedAgent(NetAgent):
         path = str(weights_path(weights))
         super().__init__(seed, path, sims, device, threads, backend, precision, time)
 
+    def _load_network(
+        self, device: str, threads: int, backend: str, precision: str
+    ) -> tuple[BatchEvaluator, PlayConfig]:
+        """The shipped graph in ONNX Runtime where the network runs there (the CPU,
+        backend ``auto`` or ``onnx``): no torch; else the checkpoint, as ``net`` loads it."""
+        graphs = shipped_graphs(self.checkpoint)
+        if graphs is None or not _runs_shipped_graph(device, backend):
+            return super()._load_network(device, threads, backend, precision)
+        chosen = "int8" if precision == "auto" else precision
+        return GraphEvaluator(graphs.graph(chosen), threads, chosen), graphs.play
+
+
+def _runs_shipped_graph(device: str, backend: str) -> bool:
+    """Whether the settings run the network in ONNX Runtime on the CPU (``auto``: a
+    device is chosen by torch where it is installed)."""
+    if backend == "torch" or not onnxruntime_available():
+        return False
+    return device == "cpu" or (device == "auto" and not _torch_installed())
+
+
+def _torch_installed() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
 
 def metadata(path: str | Path | None = None) -> dict[str, Any]:
-    """The ``metadata`` of a slim checkpoint (default: the shipped one)."""
+    """The ``metadata`` of a slim checkpoint (default: the shipped one, read from its
+    graphs' description where shipped, so without torch)."""
     file = Path(path) if path is not None else weights_path()
+    graphs = shipped_graphs(file)
+    if graphs is not None:
+        return graphs.metadata
     return dict(read_file(file).get("metadata", {}))

@@ -61,7 +61,7 @@ def test_anchors_are_recognised_by_what_they_play_not_how_they_are_spelt() -> No
         [
             "alphabeta",
             "alphabeta:depth=2",
-            f"net:path={anchor_file},sims=0",
+            f"net:path={anchor_file},sims=0,precision=fp32",  # net plays int8 by default
             "pretrained:weights=anchor-v1,sims=1",
             "greedy:noise=0",
             "greedy:noise=1",

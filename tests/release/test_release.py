@@ -1,5 +1,6 @@
 """The release: one version everywhere, a license, a changelog, valid citation metadata,
-and a wheel that carries every package and plays from any folder once installed."""
+and a wheel that carries every package and plays from any folder once installed, without
+torch (``pip install yinsh`` brings none: the shipped network plays its ONNX graphs)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from helpers import BLOCK_NON_BASE_PACKAGES, NOT_IN_BASE_INSTALL
 
 import yinsh_env
 
@@ -104,6 +106,13 @@ def test_the_wheel_carries_every_module_and_the_network(wheel: Path) -> None:
     assert "agents/network/weights/pretrained.pt" in names
     # The fixed rating scale: its frozen ratings and its frozen anchor network.
     assert {"agents/evaluation/yinsh-v1.json", "agents/network/weights/anchor-v1.pt"} <= names
+    # Every shipped network with its graphs (played without torch) and their description.
+    shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / WEIGHTS).iterdir()}
+    assert {f"{WEIGHTS}/pretrained.int8.onnx", f"{WEIGHTS}/anchor-v1.fp32.onnx"} <= shipped
+    assert not shipped - names, f"shipped networks missing from the wheel: {shipped - names}"
+
+
+WEIGHTS = "agents/network/weights"
 
 
 def environment_with_these_packages(venv: Path) -> Path:
@@ -125,10 +134,20 @@ def environment_with_these_packages(venv: Path) -> Path:
     return python
 
 
+def block_non_base_packages(python: Path) -> None:
+    """Make the train extra's packages (torch...) unimportable in ``python``'s environment,
+    as in a fresh ``pip install yinsh``: a module run at startup by a ``.pth`` file."""
+    ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    purelib = Path(subprocess.check_output([python, "-c", ask], text=True).strip())
+    (purelib / "_not_in_base_install.py").write_text(BLOCK_NON_BASE_PACKAGES)
+    (purelib / "_not_in_base_install.pth").write_text("import _not_in_base_install\n")
+
+
 @pytest.mark.slow
 def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     python = environment_with_these_packages(venv)
+    block_non_base_packages(python)
     install = [
         str(python),
         "-m",
@@ -143,28 +162,45 @@ def test_the_installed_wheel_plays_pretrained_from_any_folder(wheel: Path, tmp_p
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     script = (
+        "import sys\n"
         "import agents, train, yinsh_env\n"
         "from agents import make_agent\n"
         "from agents.evaluation.match import play_match\n"
         "for module in (agents, train, yinsh_env):\n"
         f"    assert module.__file__.startswith({str(venv)!r}), module.__file__\n"
+        "try:\n"
+        "    import torch\n"
+        "except ImportError:\n"
+        "    print('no torch')\n"
         "agents_ = [make_agent('pretrained:sims=2', seed=1), make_agent('random', seed=2)]\n"
         "game = play_match(agents_)\n"
         "print('result', game.result.value, game.termination.value, game.state.ply)\n"
+        f"blocked = {NOT_IN_BASE_INSTALL!r}\n"
+        "print('loaded', sorted(m for m in sys.modules if m.split('.')[0] in blocked))\n"
     )
-    done = subprocess.run(
-        [str(python), "-c", script],
-        cwd=elsewhere,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    match = re.search(r"result (\S+) (\S+) (\d+)", done.stdout)
-    assert match, done.stdout
+
+    def run_elsewhere(*command: str | Path) -> str:
+        """``command``'s output, run in another folder with a bare environment."""
+        done = subprocess.run(
+            [str(part) for part in command],
+            cwd=elsewhere,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    played = run_elsewhere(python, "-c", script)
+    match = re.search(r"result (\S+) (\S+) (\d+)", played)
+    assert match, played
     assert match.group(1) in {"W", "B", "draw"} and match.group(2) != "forfeit"
     assert int(match.group(3)) > 10
+    assert "no torch" in played and "loaded []" in played
+    # The console scripts run on the base install too.
+    eval_cli = venv / "bin" / "yinsh-eval"
+    assert "pretrained:sims=0" in run_elsewhere(eval_cli, "pretrained:sims=0", "greedy", "-n", "2")
 
 
 #: The project's top level is fixed (the developers' brief); anything else goes inside one.

@@ -1,0 +1,152 @@
+"""The shipped networks' ONNX graphs: made from the shipped checkpoints, played without torch.
+
+``pip install yinsh`` brings no torch: ``pretrained`` plays the graphs shipped beside
+its checkpoint in ONNX Runtime.  These tests check that the graphs still give the
+checkpoints' policy and value (a replaced checkpoint cannot keep stale graphs
+silently), that the base install's commands import nothing of the ``train`` extra,
+and that every network agent takes the same default precision.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import BLOCK_NON_BASE_PACKAGES, NOT_IN_BASE_INSTALL
+
+from agents import make_agent
+from agents.network.agent import NetAgent
+from agents.network.export_onnx import TOLERANCE, graph_differences
+from agents.network.graphs import SHIPPED_PRECISIONS, GraphEvaluator, file_sha256, shipped_graphs
+from agents.network.pretrained import WEIGHTS_DIR, PretrainedAgent, shipped_weights, weights_path
+from yinsh_env.state import State
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_shipped_checkpoint_has_graphs_made_from_it() -> None:
+    assert {"pretrained", "anchor-v1"} <= set(shipped_weights())
+    for name in shipped_weights():
+        graphs = shipped_graphs(weights_path(name))
+        assert graphs is not None, f"{name}: run python -m agents.network.export_onnx"
+        for precision in SHIPPED_PRECISIONS:
+            described = graphs.info["graphs"][precision]
+            assert file_sha256(graphs.graph(precision)) == described["sha256"], name
+        assert graphs.play.rings_to_win in (1, 2, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pretrained", "anchor-v1", "long2-365", "long2-557"])
+def test_the_shipped_graphs_give_the_checkpoints_policy_and_value(name: str) -> None:
+    pytest.importorskip("onnx", reason="exporting needs the train extra")
+    found = graph_differences(weights_path(name))
+    assert set(found) == set(SHIPPED_PRECISIONS)
+    for precision, difference in found.items():
+        assert difference <= TOLERANCE[precision], (name, precision, difference)
+
+
+def _copy_shipped(name: str, folder: Path) -> Path:
+    for path in WEIGHTS_DIR.glob(f"{name}.*"):
+        shutil.copy(path, folder / path.name)
+    return folder / f"{name}.pt"
+
+
+@pytest.mark.slow
+def test_graphs_of_other_weights_are_found_stale(tmp_path: Path) -> None:
+    pytest.importorskip("onnx", reason="exporting needs the train extra")
+    checkpoint = _copy_shipped("pretrained", tmp_path)
+    for precision in SHIPPED_PRECISIONS:  # anchor-v1's graphs under pretrained's names
+        shutil.copy(
+            WEIGHTS_DIR / f"anchor-v1.{precision}.onnx",
+            checkpoint.with_suffix(f".{precision}.onnx"),
+        )
+    found = graph_differences(checkpoint)
+    assert all(found[p] > 10 * TOLERANCE[p] for p in SHIPPED_PRECISIONS), found
+
+
+def test_a_replaced_checkpoint_is_not_played_with_the_old_graphs(tmp_path: Path) -> None:
+    checkpoint = _copy_shipped("pretrained", tmp_path)
+    assert shipped_graphs(checkpoint) is not None
+    shutil.copy(WEIGHTS_DIR / "anchor-v1.pt", checkpoint)
+    assert shipped_graphs(checkpoint) is None
+    info = json.loads((WEIGHTS_DIR / "pretrained.json").read_text())
+    (tmp_path / "other.json").write_text(json.dumps({**info, "version": 99}))
+    shutil.copy(WEIGHTS_DIR / "pretrained.pt", tmp_path / "other.pt")
+    assert shipped_graphs(tmp_path / "other.pt") is None  # a description of another format
+
+
+def test_pretrained_plays_the_shipped_graph_as_the_checkpoint_plays() -> None:
+    pytest.importorskip("onnx", reason="exporting needs the train extra")
+    for precision in ("auto", "fp32"):
+        shipped = make_agent(f"pretrained:sims=0,precision={precision}")
+        loaded = make_agent(f"net:path={weights_path()},sims=0,precision={precision}")
+        assert isinstance(shipped.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
+        assert not isinstance(loaded.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
+        assert shipped.identity() == loaded.identity()
+        state = State()
+        assert shipped.policy(state) == pytest.approx(loaded.policy(state), abs=1e-6)  # type: ignore[attr-defined]
+    torch_built = make_agent("pretrained:sims=0,backend=torch")
+    assert not isinstance(torch_built.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
+
+
+def test_every_network_agent_takes_the_same_default_precision() -> None:
+    def default(agent: type[NetAgent]) -> object:
+        return inspect.signature(agent).parameters["precision"].default
+
+    assert default(NetAgent) == default(PretrainedAgent) == "auto"
+    assert make_agent("pretrained:sims=0").precision == "int8"  # type: ignore[attr-defined]
+
+
+#: Run without the train extra: the base install's agents, commands and the shipped network.
+WITHOUT_TRAIN_EXTRA = """
+import sys
+from agents import make_agent
+from agents.evaluation.eval_cli import main as eval_main
+from agents.evaluation.match import play_match
+from agents.play import main as play_main
+
+game = play_match([make_agent("pretrained:sims=2", seed=1), make_agent("greedy", seed=2)])
+print("result", game.result.value, game.termination.value, game.state.ply)
+assert eval_main(["greedy", "random", "--games", "2", "--no-progress"]) == 0
+assert play_main(["pretrained:sims=0", "random", "--quiet", "--seed", "3"]) == 0
+assert make_agent("pretrained:precision=fp32,sims=0").precision == "fp32"
+try:
+    make_agent("net:path=CHECKPOINT")
+except ValueError as exc:
+    print("refused:", exc)
+loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
+print("loaded:", loaded)
+"""
+
+
+def test_the_base_install_plays_pretrained_without_torch(tmp_path: Path) -> None:
+    code = WITHOUT_TRAIN_EXTRA.replace("CHECKPOINT", str(weights_path())).replace(
+        "BLOCKED", repr(NOT_IN_BASE_INSTALL)
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK_NON_BASE_PACKAGES + code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "result " in done.stdout and "forfeit" not in done.stdout
+    assert "needs PyTorch, which is not installed: pip install 'yinsh[train]'" in done.stdout
+    assert "loaded: []" in done.stdout
+
+
+def test_the_blocker_blocks() -> None:
+    """The test above can fail: with the blocker, importing torch fails."""
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK_NON_BASE_PACKAGES + "import torch"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "No module named 'torch' (blocked)" in done.stderr
