@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from agents.network.network import PolicyValueNet
+from agents.ray_address import ray_address
 
 from .config import Config, ConfigError, RayConfig, config_from_dict
 from .cpu_clock import task_cpu_seconds
@@ -71,6 +72,7 @@ def connect(settings: RayConfig) -> bool:
     """
     if ray.is_initialized():
         return False
+    address = ray_address(settings.address, "ray.address")  # a dead one: ValueError, at once
     runtime_env: dict[str, Any] = {}
     if settings.ship_code:
         import agents
@@ -78,7 +80,7 @@ def connect(settings: RayConfig) -> bool:
         import yinsh_env
 
         runtime_env["py_modules"] = [yinsh_env, agents, train]
-    ray.init(address=settings.address, runtime_env=runtime_env or None)
+    ray.init(address=address, runtime_env=runtime_env or None)
     return True
 
 

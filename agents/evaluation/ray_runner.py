@@ -11,7 +11,9 @@ games (and so the results) are those that one process plays.
 An actor that dies (killed, its node lost) is replaced and its game played
 again by another; more than :data:`MAX_ACTOR_FAILURES` deaths in a match
 stop it.  ``address`` chooses the cluster as in the trainer's ``ray.address``:
-None a local Ray (or the one ``ray.init`` already connected to, left open),
+None a local Ray, even when a stale cluster file names a head that is gone
+(or the one ``ray.init`` already connected to, left open;
+:mod:`agents.ray_address`),
 ``auto`` the cluster this machine joined, ``ray://head:10001`` a remote one
 through Ray Client; on a cluster given by address this checkout's packages
 travel with the job, in case the nodes lack them.
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..params import clip
+from ..ray_address import ray_address
 from .games import GameResult, GameTask
 from .runners import WorkerDied
 from .workers import init_worker, play_task, registry_snapshot
@@ -63,8 +66,9 @@ def connect(address: str | None) -> bool:
     """Connect the driver to Ray at ``address``; True if this call started the connection."""
     if ray.is_initialized():
         return False
+    address = ray_address(address)  # ValueError, in one line, for an address that is dead
     runtime_env: dict[str, Any] | None = None
-    if address not in (None, "local"):
+    if address != "local":
         root = Path(__file__).resolve().parents[2]  # this checkout: its three packages
         runtime_env = {"py_modules": [str(root / p) for p in ("yinsh_env", "agents", "train")]}
     try:

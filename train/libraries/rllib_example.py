@@ -67,6 +67,7 @@ from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_
 from agents.libraries.library_agent import save_variant
 from agents.libraries.rllib_models import LEARNER, MaskedPolicyModule, model_settings
 from agents.params import MAX_THREADS
+from agents.ray_address import ray_address
 from yinsh_env import env as make_aec_env
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
@@ -364,8 +365,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     quiet_ray(level)
     started = not ray.is_initialized()
     if started:
+        try:  # no address: a local Ray, even with a stale cluster file; a dead one: refused
+            address = ray_address(args.address)
+        except ValueError as exc:
+            parser.error(str(exc))
         ray.init(
-            address=args.address,
+            address=address,
             num_cpus=args.cpus,
             include_dashboard=False,
             logging_level=level,

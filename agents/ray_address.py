@@ -1,0 +1,93 @@
+"""Which Ray to connect to, decided before ``ray.init`` can hang on a dead one.
+
+Given no address, ``ray.init()`` joins the cluster named in
+``/tmp/ray/ray_current_cluster`` when that file exists, and keeps retrying
+"Failed to connect to GCS" for minutes when the head it names is gone (a
+stale file, left by a Ray that was killed).  The project's commands
+(``yinsh-eval --backend ray``, the trainer's Ray backend, the RLlib example)
+promise a local Ray when no address is given, so :func:`ray_address` turns
+no address into ``"local"`` (unless ``RAY_ADDRESS`` names one, as a Ray job
+does), and checks that an address given does answer: a TCP connection to its
+host and port within :data:`PROBE_SECONDS`, else one ``ValueError`` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+#: Seconds an address has to accept a TCP connection.
+PROBE_SECONDS = 5.0
+#: Ray's default port (the GCS of a head started by ``ray start --head``).
+DEFAULT_PORT = 6379
+#: Ray Client's default port (``ray://head``).
+CLIENT_PORT = 10001
+
+
+def ray_address(address: str | None, option: str = "--address") -> str:
+    """The address to give ``ray.init``: ``"local"`` for none, else one that answers.
+
+    ``auto`` is the cluster this machine joined (``RAY_ADDRESS``, else Ray's
+    cluster file).  Raises ``ValueError`` naming ``option`` and the address
+    when nothing answers there, or when ``auto`` finds no cluster.
+    """
+    if address is None or not address.strip():
+        address = os.environ.get("RAY_ADDRESS", "").strip() or "local"
+        option = "RAY_ADDRESS" if address != "local" else option
+    if address == "local":
+        return address
+    bootstrap = _cluster_file_address() if address == "auto" else address
+    if bootstrap is None:
+        raise ValueError(
+            f"{option} 'auto': cannot connect to Ray: no cluster found on this machine "
+            "(start one, or give no address for a local Ray)"
+        )
+    host, port = _host_port(bootstrap)
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        shown = repr(address[:80]) + ("" if bootstrap == address else f" ({bootstrap[:80]})")
+        why = exc.strerror or type(exc).__name__
+        raise ValueError(
+            f"{option} {shown}: cannot connect to Ray: nothing answers at {host}:{port} "
+            f"({why}) within {PROBE_SECONDS:g} s; give no address for a local Ray"
+        ) from None
+    return address
+
+
+def _cluster_file_address() -> str | None:
+    """The address ``ray.init(address="auto")`` would use, if any."""
+    from_env = os.environ.get("RAY_ADDRESS", "").strip()
+    if from_env and from_env not in ("auto", "local"):
+        return from_env
+    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"  # as Ray looks
+    try:
+        text = (Path(temp) / "ray" / "ray_current_cluster").read_text(errors="replace")
+    except OSError:
+        return None
+    return text.strip().splitlines()[0].strip() if text.strip() else None
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    """``host`` and ``port`` of ``host:port``, ``ray://host[:port]`` or ``[v6]:port``."""
+    rest = address.strip()
+    port = DEFAULT_PORT
+    if rest.startswith("ray://"):
+        rest, port = rest[len("ray://") :], CLIENT_PORT
+    rest = rest.split("/", 1)[0]
+    if rest.startswith("["):
+        host, _, tail = rest[1:].partition("]")
+        text = tail.removeprefix(":")
+    else:
+        host, _, text = rest.rpartition(":") if ":" in rest else (rest, "", "")
+    if text:
+        if not (text.isascii() and text.isdigit() and 0 < int(text) < 65536):
+            raise ValueError(
+                f"Ray address {address[:80]!r}: cannot connect to Ray: bad port {text[:10]!r}"
+            )
+        port = int(text)
+    if not host:
+        raise ValueError(f"Ray address {address[:80]!r} names no host")
+    return host, port

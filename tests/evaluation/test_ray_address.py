@@ -1,0 +1,86 @@
+"""No address: a local Ray, even with a stale cluster file; a dead address: one line, at once."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.ray_address import ray_address
+
+
+def _dead_port() -> int:
+    """A port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def stale_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
+    """A Ray temp folder whose cluster file names a head that is gone (a short path:
+    Ray's socket names must fit in 107 bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="rs", dir="/tmp"))
+    (folder / "ray").mkdir()
+    dead = f"127.0.0.1:{_dead_port()}"
+    (folder / "ray" / "ray_current_cluster").write_text(dead + "\n")
+    monkeypatch.setenv("RAY_TMPDIR", str(folder))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    yield folder, dead
+    subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def test_no_address_is_a_local_ray_whatever_the_cluster_file_says(
+    stale_cluster: tuple[Path, str],
+) -> None:
+    assert ray_address(None) == "local"
+    assert ray_address("") == "local"
+    assert ray_address("local") == "local"
+
+
+def test_auto_with_a_stale_cluster_file_names_it(stale_cluster: tuple[Path, str]) -> None:
+    _, dead = stale_cluster
+    with pytest.raises(ValueError, match=f"--address 'auto' \\({dead}\\): cannot connect to Ray"):
+        ray_address("auto")
+
+
+@pytest.mark.parametrize("form", ["{}", "ray://{}"])
+def test_an_address_that_does_not_answer_is_refused_in_one_line(form: str) -> None:
+    address = form.format(f"127.0.0.1:{_dead_port()}")
+    with pytest.raises(ValueError) as caught:
+        ray_address(address, "ray.address")
+    message = str(caught.value)
+    assert message.startswith(f"ray.address {address!r}: cannot connect to Ray")
+    assert "\n" not in message
+
+
+def test_a_dead_ray_address_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{_dead_port()}")
+    with pytest.raises(ValueError, match=r"^RAY_ADDRESS '127\.0\.0\.1:"):
+        ray_address(None)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_yinsh_eval_on_ray_starts_a_local_ray_past_a_stale_cluster_file(
+    stale_cluster: tuple[Path, str],
+) -> None:
+    pytest.importorskip("ray")
+    folder, _ = stale_cluster
+    code = "from agents.evaluation.eval_cli import main; raise SystemExit(main())"
+    argv = ["random", "greedy", "--games", "2", "--backend", "ray", "-w", "1", "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAY_TMPDIR": str(folder)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "greedy" in done.stdout and "Failed to connect to GCS" not in done.stderr
