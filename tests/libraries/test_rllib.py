@@ -21,6 +21,7 @@ from ray.rllib.core.columns import Columns
 from agents import AgentSpecError, make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.match import VariantMismatchError
+from agents.libraries.rllib_models import mask_logits
 from train.libraries import rllib_example as example
 from yinsh_env import load_record
 from yinsh_env.actions import N_ACTIONS
@@ -48,7 +49,7 @@ def test_masked_logits_only_ever_choose_legal_actions() -> None:
     mask = torch.zeros(3, N_ACTIONS, dtype=torch.int8)
     mask[0, legal] = 1
     mask[1, 5] = 1  # row 2: no legal action (a final observation)
-    masked = example.mask_logits(logits, mask)
+    masked = mask_logits(logits, mask)
     samples = torch.distributions.Categorical(logits=masked[:2]).sample((300,))
     assert set(samples[:, 0].tolist()) == set(legal)  # all three, nothing else
     assert set(samples[:, 1].tolist()) == {5}
