@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 
 TINY = ["--n-steps", "32", "--envs", "2", "--batch-size", "32", "--n-epochs", "1"]
-TINY += ["--channels", "4", "--features", "16"]
+TINY += ["--no-tensorboard", "--channels", "4", "--features", "16"]
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -199,9 +199,9 @@ def test_predict_outputs_step_both_environments_as_written(tiny_model: Path) -> 
     aec.reset(seed=4)
     for _ in aec.agent_iter(max_iter=2000):  # both sides played by the policy, to the end
         obs, _, termination, truncation, _ = aec.last()
-        action = None
+        chosen = None
         if not (termination or truncation):
-            action, _ = model.predict(obs, action_masks=obs["action_mask"])
-        aec.step(action)
+            chosen, _ = model.predict(obs, action_masks=obs["action_mask"])
+        aec.step(chosen)
     game = aec.unwrapped.game
     assert game.is_terminal and len(game.actions) > 10  # ended by the rules, not a forfeit

@@ -7,8 +7,12 @@ Needs the optional extra: ``pip install -e ".[sb3]"``.  Examples::
         --timesteps 100000000 --save runs/sb3/selfplay.zip
     python -m train.libraries.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
 
-The learner alternates sides between episodes.  Its opponents are agent specs
-(``random``, ``greedy``, ``alphabeta:depth=1``, ...): one ``--opponent``
+The environments are ``--envs`` games of the vector environment
+(:class:`yinsh_env.vector.sb3.YinshSB3VecEnv`, default 64), stepped together: each
+step is one learner decision in every game, and the opponents then decide for
+all their games at once (``act_batch``: one forward pass per snapshot, per
+step).  The learner alternates sides between episodes.  Its opponents are
+agent specs (``random``, ``greedy``, ``alphabeta:depth=1``, ...): one ``--opponent``
 plays every game; several form a pool (:mod:`yinsh_env.opponents`).
 ``--self-play`` adds frozen snapshots of the learner to that pool when
 training starts and every ``--snapshot-every`` steps (``--pool-size`` kept,
@@ -16,16 +20,26 @@ sampled by ``--pool-strategy``: ``pfsp`` by default, meeting most the
 opponents it beats least); ``--curriculum A B ...`` meets graded opponents
 one at a time, moving on at a score of ``--promote-at`` over
 ``--promote-window`` games, and with a pool too, takes ``--curriculum-share``
-of the episodes.  Every ``--report-every`` steps a line gives the learner's
-score against each opponent met since the last (:mod:`train.libraries.sb3_selfplay`);
-at the end a profile line splits the time between the environments (with
-the opponents' moves) and the network.  ``--warm-start`` starts the policy
-from the shipped network, ``pretrained:sims=0`` (:mod:`agents.libraries.sb3_models`;
-``--warm-start anchor-v1``: the first one), and fine-tunes it.  Observations are the
+of the episodes.
+
+Progress (:mod:`train.libraries.progress`): a line every ``--progress-every``
+seconds (30 by default; also every ``--report-every`` steps when given) with
+the steps, steps per second, the mean episode return and the learner's score
+against each opponent met since the last line; ``--eval-every`` steps adds a
+check of ``--eval-every-games`` games against ``--eval-opponent``.  The same
+figures, and SB3's own (losses, entropy), go to TensorBoard under
+``--tensorboard`` (``runs/tensorboard`` by default; ``--no-tensorboard``: none),
+and a progress bar runs where the output is a terminal.  At the end a profile
+line splits the time between the environments (with the opponents' moves) and
+the network, and the greedy policy plays ``--eval-games`` games against
+``--eval-opponent``, many at once on the vector environment.
+
+``--warm-start`` starts the policy from the shipped network,
+``pretrained:sims=0`` (:mod:`agents.libraries.sb3_models`; ``--warm-start
+anchor-v1``: the first one), and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
-through ``action_masks()``, so every move played is legal).  Several
-environments step together (``--envs``) so that the network sees batches.
+through ``action_masks()``, so every move played is legal).
 
 SB3's default for a dict observation, ``CombinedExtractor``, flattens the
 planes and the 2,142-entry mask into 4,199 inputs of an MLP: about 2.8 million
@@ -46,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from agents import make_agent
@@ -56,18 +71,25 @@ from agents.libraries.sb3_models import PlanesCNN
 from agents.params import MAX_THREADS
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
-from yinsh_env.opponents import STRATEGIES
+from yinsh_env.opponents import STRATEGIES, OpponentSampler
+from yinsh_env.vector.env import YinshVectorEnv
+
+from .progress import EVERY, RunProgress, run_log_dir
 
 try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from agents.libraries.sb3_masking import use_fast_masking
+    from yinsh_env.vector.sb3 import YinshSB3VecEnv
 
     from .sb3_selfplay import (
+        OpponentScores,
         Profile,
         SelfPlayCallback,
         TimedVecEnv,
         build_sampler,
+        curriculum_of,
         snapshot_pool,
     )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -101,18 +123,32 @@ def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> 
     )
 
 
+def vector_opponent(opponent: Any, seed: int = 0) -> Any:
+    """What the vector environment plays against: ``random`` as its own batched random
+    player, another agent spec built (seeded with ``seed``), anything else as it is."""
+    if isinstance(opponent, str) and opponent != "random":
+        return make_agent(opponent, seed=seed)
+    return opponent
+
+
 def make_vec_env(
-    opponent: Any = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 1
-) -> Any:
-    """``envs`` training environments stepped together (SB3's ``DummyVecEnv``).
+    opponent: Any = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 64
+) -> YinshSB3VecEnv:
+    """``envs`` games of the vector environment against ``opponent``, for MaskablePPO.
 
-    A spec builds one agent per environment; a sampler is shared by all of them.
+    ``opponent``: an agent spec, an agent, or a sampler of
+    :mod:`yinsh_env.opponents` choosing per game and episode; the learner
+    alternates sides.  Seeded with ``seed``.
     """
-
-    def factory(index: int) -> Callable[[], YinshGymEnv]:
-        return lambda: make_env(opponent, seed=seed + index, rings_to_win=rings_to_win)
-
-    return DummyVecEnv([factory(i) for i in range(envs)])
+    env = YinshSB3VecEnv(
+        num_envs=envs,
+        opponent=vector_opponent(opponent, seed),
+        learner="alternate",
+        rings_to_win=rings_to_win,
+        illegal_reward=None,  # a masked learner never plays an illegal move: fail loudly
+    )
+    env.seed(seed)
+    return env
 
 
 class TimeLimit(BaseCallback):
@@ -124,6 +160,87 @@ class TimeLimit(BaseCallback):
 
     def _on_step(self) -> bool:
         return time.perf_counter() < self.deadline
+
+
+class ProgressCallback(BaseCallback):
+    """Progress lines, TensorBoard scalars and a bar for ``learn`` (:class:`RunProgress`).
+
+    Adds up each game's rewards into episode returns; when a line is due
+    (every ``progress.every`` seconds, or every ``report_every`` steps when
+    that is not 0) it gives the learner's score per opponent of ``sampler``
+    since the last line and, every ``check_every`` steps (0: never), a
+    ``check`` (a callable returning ``(name, score, games)``: a short match
+    against a fixed opponent).
+    """
+
+    def __init__(
+        self,
+        progress: RunProgress,
+        sampler: OpponentSampler | None = None,
+        report_every: int = 0,
+        check_every: int = 0,
+        check: Callable[[Any], tuple[str, float, int]] | None = None,
+    ) -> None:
+        super().__init__()
+        if report_every < 0 or check_every < 0:
+            raise ValueError(
+                f"report_every and check_every >= 0, not {report_every}, {check_every}"
+            )
+        self.progress = progress
+        self.scores = OpponentScores(sampler) if sampler is not None else None
+        self.report_every = report_every
+        self.check_every = check_every
+        self.check = check
+        self._returns: Any = None
+        self._last_report = self._last_check = 0
+
+    def _on_training_start(self) -> None:
+        self._last_report = self._last_check = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        rewards, dones = self.locals["rewards"], self.locals["dones"]
+        if self._returns is None:
+            self._returns = rewards * 0.0
+        self._returns += rewards
+        for game in dones.nonzero()[0]:
+            self.progress.episode(float(self._returns[game]))
+            self._returns[game] = 0.0
+        steps = self.num_timesteps
+        checking = bool(
+            self.check_every and self.check and steps - self._last_check >= self.check_every
+        )
+        reporting = bool(self.report_every and steps - self._last_report >= self.report_every)
+        if self.progress.update(steps, self._extra, force=checking or reporting) is not None:
+            self._last_report = steps
+        return True
+
+    def _extra(self) -> dict[str, Any]:
+        parts: dict[str, Any] = {}
+        steps = self.num_timesteps
+        if self.scores is not None:
+            scores = self.scores.since_last()
+            for name, score, _ in scores:
+                self.progress.scalar(f"score/{name}", score, steps)
+            parts["score"] = (
+                ", ".join(f"{n} {s:.2f} ({g})" for n, s, g in scores) or "no games ended"
+            )
+            ladder = curriculum_of(self.scores.sampler)
+            if ladder is not None:
+                parts["stage"] = ladder.current.name
+        if (
+            self.check is not None
+            and self.check_every
+            and steps - self._last_check >= self.check_every
+        ):
+            self._last_check = steps
+            name, score, games = self.check(self.model)
+            self.progress.scalar(f"check/{name}", score, steps)
+            parts[f"vs {name}"] = f"{score:.2f} ({games} games)"
+        return parts
+
+    def _on_training_end(self) -> None:
+        if self.num_timesteps != self._last_report:  # the run's last figures, once
+            self.progress.update(self.num_timesteps, self._extra, force=True)
 
 
 def build_model(
@@ -139,13 +256,16 @@ def build_model(
     ent_coef: float = 0.01,
     verbose: int = 0,
     warm_start: bool | str = False,
+    tensorboard: str | Path | None = None,
 ) -> Any:
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
     ``warm_start``: the shipped network instead (:mod:`agents.libraries.sb3_models`; a
     string names which, ``True`` is ``pretrained``; ``channels``, ``features`` and
-    ``hidden`` do not apply).
+    ``hidden`` do not apply).  ``tensorboard``: where SB3 writes its own scalars
+    (losses, entropy); None, none.  The masked distribution is
+    :mod:`agents.libraries.sb3_masking`'s.
     """
     if warm_start:
         from agents.libraries.sb3_models import PretrainedPolicy
@@ -162,7 +282,7 @@ def build_model(
             "features_extractor_kwargs": {"channels": channels, "features_dim": features},
             "net_arch": list(hidden),
         }
-    return MaskablePPO(
+    model = MaskablePPO(
         policy,
         env,
         n_steps=n_steps,
@@ -175,7 +295,10 @@ def build_model(
         seed=seed,
         device="cpu",
         verbose=verbose,
+        tensorboard_log=None if tensorboard is None else str(tensorboard),
     )
+    use_fast_masking(model.policy)
+    return model
 
 
 def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Evaluation:
@@ -194,6 +317,47 @@ def evaluate(model: Any, env: YinshGymEnv, games: int, seed: int = 1000) -> Eval
             evaluation.moves += 1
             done = terminated or truncated
         evaluation.add_reward(reward)
+    return evaluation
+
+
+def evaluate_batch(
+    model: Any,
+    opponent: Any,
+    games: int,
+    rings_to_win: int = 3,
+    seed: int = 1000,
+    envs: int = 32,
+) -> Evaluation:
+    """``games`` games of the greedy masked policy against ``opponent`` (an agent spec or
+    an agent), up to ``envs`` at once on the vector environment, alternating sides.
+
+    Each of the ``min(games, envs)`` environments plays its share of the games; any
+    illegal move raises.
+    """
+    evaluation = Evaluation()
+    if games <= 0:
+        return evaluation
+    count = min(games, envs)
+    quota = np.array([games // count + (i < games % count) for i in range(count)])
+    env = YinshVectorEnv(
+        num_envs=count,
+        opponent=vector_opponent(opponent, seed),
+        learner="alternate",
+        rings_to_win=rings_to_win,
+        illegal_reward=None,
+    )
+    observations, _ = env.reset(seed=seed)
+    played = np.zeros(count, dtype=np.int64)
+    while (played < quota).any():
+        masks = env.action_masks().astype(bool)
+        actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+        evaluation.moves += int((played < quota).sum())
+        observations, rewards, terminated, truncated, _ = env.step(np.asarray(actions))
+        for game in np.flatnonzero(terminated | truncated):
+            if played[game] < quota[game]:
+                evaluation.add_reward(float(rewards[game]))
+                played[game] += 1
+    env.close()
     return evaluation
 
 
@@ -251,8 +415,34 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="episodes given to the curriculum when there is a pool too",
     )
     parser.add_argument(
-        "--report-every", type=int_in(0, 1_000_000_000), default=10_000, help="steps per line"
+        "--report-every",
+        type=int_in(0, 1_000_000_000),
+        default=0,
+        help="a progress line every this many steps too (0: by time only)",
     )
+    parser.add_argument(
+        "--progress-every",
+        type=number_in(0, 1e6),
+        default=EVERY,
+        help="seconds between progress lines",
+    )
+    parser.add_argument(
+        "--eval-every",
+        type=int_in(0, 1_000_000_000),
+        default=0,
+        help="steps between checks against --eval-opponent in the progress lines (0: none)",
+    )
+    parser.add_argument(
+        "--eval-every-games", type=int_in(1, 100_000), default=20, help="games of each check"
+    )
+    parser.add_argument(
+        "--tensorboard",
+        type=Path,
+        default=Path("runs/tensorboard"),
+        metavar="DIR",
+        help="TensorBoard scalars go to DIR/sb3-TIME",
+    )
+    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
     parser.add_argument(
         "--eval-opponent",
         type=agent_spec,
@@ -261,10 +451,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     )
     parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
     parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    parser.add_argument(
-        "--envs", type=int_in(1, 1024), default=8, help="environments stepped together"
-    )
-    parser.add_argument("--n-steps", type=count, default=256, help="rollout length per environment")
+    parser.add_argument("--envs", type=int_in(1, 4096), default=64, help="games stepped together")
+    parser.add_argument("--n-steps", type=count, default=32, help="rollout length per game")
     parser.add_argument("--batch-size", type=count, default=256)
     parser.add_argument("--n-epochs", type=int_in(1, 10_000), default=4)
     parser.add_argument(
@@ -316,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             seed=args.seed,
         )
     env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
+    log_dir = None if args.no_tensorboard else run_log_dir(args.tensorboard, "sb3")
     model = build_model(
         env,
         seed=args.seed,
@@ -328,6 +517,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
         warm_start=args.warm_start or False,
+        tensorboard=log_dir,
     )
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:
@@ -335,14 +525,35 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     snapshots: list[Any] = []
     if not isinstance(sampler, str):
         pool = snapshot_pool(sampler) if args.self_play else None
-        selfplay = SelfPlayCallback(sampler, pool, args.snapshot_every, args.report_every)
+        selfplay = SelfPlayCallback(sampler, pool, args.snapshot_every, report_every=0)
         if pool is not None:
             selfplay.snapshot(model.policy, 0)  # before the environments choose opponents
         callbacks.append(selfplay)
         snapshots = selfplay.snapshots
+    progress = RunProgress(args.timesteps, args.progress_every, log_dir)
+    if log_dir is not None:
+        progress.write(f"TensorBoard: tensorboard --logdir {log_dir.parent}")
+
+    def check(policy_model: Any) -> tuple[str, float, int]:
+        games = args.eval_every_games
+        result = evaluate_batch(policy_model, eval_opponent, games, args.rings_to_win, args.seed)
+        return eval_opponent, result.score, result.games
+
+    callbacks.append(
+        ProgressCallback(
+            progress,
+            None if isinstance(sampler, str) else sampler,
+            args.report_every,
+            args.eval_every,
+            check,
+        )
+    )
     profile = Profile(env, snapshots)
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps, callback=[*callbacks, profile])
+    try:
+        model.learn(total_timesteps=args.timesteps, callback=[*callbacks, profile])
+    finally:
+        progress.close()
     elapsed = time.perf_counter() - start
     steps = model.num_timesteps
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
@@ -351,8 +562,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         model.save(args.save)
         save_variant(args.save, args.rings_to_win)
         print(f"saved {args.save}")
-    result = evaluate(
-        model, make_env(eval_opponent, args.seed + 1, args.rings_to_win), args.eval_games
+    result = evaluate_batch(
+        model, eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000
     )
     print(
         f"vs {eval_opponent}: {result.wins} wins, {result.draws} draws, {result.losses} losses "

@@ -1,7 +1,8 @@
 """Self-play for sb3-contrib's MaskablePPO: frozen snapshots, the opponent sampler, a profile.
 
 :mod:`train.libraries.sb3_maskable_ppo` ``--self-play`` uses these; they work with any
-MaskablePPO model on :class:`~yinsh_env.gym_env.YinshGymEnv`:
+MaskablePPO model on the vector environment (:mod:`yinsh_env.vector.sb3`) or on
+:class:`~yinsh_env.gym_env.YinshGymEnv`:
 
 * :class:`PolicySnapshot`: a deep copy of the learner's policy, in eval
   mode with gradients off, that plays as an opponent (an
@@ -10,15 +11,18 @@ MaskablePPO model on :class:`~yinsh_env.gym_env.YinshGymEnv`:
   :class:`~yinsh_env.opponents.OpponentPool` when training starts and every
   ``every`` learner steps, and prints a progress line every ``report_every``
   steps: the learner's score against each opponent met since the last line
-  (the training curve), the curriculum's stage, steps per second.
+  (the training curve, :class:`OpponentScores`), the curriculum's stage, steps per second.
 * :func:`build_sampler`: the pool, curriculum or league the command line asks for.
 * :class:`TimedVecEnv` and :class:`Profile`: where the time goes, the
   environments (with the opponents' moves) against the policy's forward
   passes while collecting and PPO's updates.
 
-The vector environment must keep its environments in this process (SB3's
-``DummyVecEnv``, the default) so that they share one sampler and see the
-snapshots the callback adds; on 2 cores, processes would only add copying.
+The environments must stay in this process (the vector environment,
+:class:`yinsh_env.vector.sb3.YinshSB3VecEnv`, or SB3's ``DummyVecEnv``) so that
+they share one sampler and see the snapshots the callback adds; on 2 cores,
+processes would only add copying.  On the vector environment a snapshot
+decides for all the games where it is to act in one forward pass
+(:meth:`PolicySnapshot.act_batch`).
 """
 
 from __future__ import annotations
@@ -141,6 +145,34 @@ class _Seen:
     score: float = 0.0
 
 
+class OpponentScores:
+    """The learner's score against each of a sampler's opponents, since the last call."""
+
+    def __init__(self, sampler: OpponentSampler) -> None:
+        self.sampler = sampler
+        self._seen: dict[int, _Seen] = {}
+
+    def since_last(self) -> list[tuple[str, float, int]]:
+        """``(opponent, mean score, games)`` for each opponent met since the last call."""
+        scores = []
+        for entry in getattr(self.sampler, "entries", []):
+            seen = self._seen.setdefault(id(entry), _Seen())
+            games, score = entry.games - seen.games, entry.score - seen.score
+            seen.games, seen.score = entry.games, entry.score
+            if games:
+                scores.append((entry.name, score / games, games))
+        return scores
+
+    def text(self) -> str:
+        """:meth:`since_last` as ``name 0.50 (12), ...``, the curriculum's stage after it."""
+        parts = [f"{name} {score:.2f} ({games})" for name, score, games in self.since_last()]
+        line = "score " + (", ".join(parts) or "no games ended")
+        ladder = curriculum_of(self.sampler)
+        if ladder is not None:
+            line += f" | stage {ladder.current.name}"
+        return line
+
+
 class SelfPlayCallback(BaseCallback):
     """Snapshots into ``pool`` every ``every`` steps (none without a pool); progress lines.
 
@@ -172,7 +204,7 @@ class SelfPlayCallback(BaseCallback):
         self.snapshots: list[PolicySnapshot] = []
         self._last_snapshot = 0
         self._last_report = 0
-        self._seen: dict[int, _Seen] = {}
+        self._scores = OpponentScores(sampler)
         self._start = time.perf_counter()
 
     def snapshot(self, policy: Any, step: int) -> PolicySnapshot:
@@ -206,22 +238,10 @@ class SelfPlayCallback(BaseCallback):
     def progress_line(self) -> str:
         """Steps, time, and the learner's score per opponent met since the last line."""
         elapsed = time.perf_counter() - self._start
-        parts = []
-        for entry in getattr(self.sampler, "entries", []):
-            seen = self._seen.setdefault(id(entry), _Seen())
-            games, score = entry.games - seen.games, entry.score - seen.score
-            seen.games, seen.score = entry.games, entry.score
-            if games:
-                parts.append(f"{entry.name} {score / games:.2f} ({games})")
-        line = (
+        return (
             f"step {self.num_timesteps} {elapsed:.0f}s "
-            f"{self.num_timesteps / max(elapsed, 1e-9):.0f}/s | score "
-            + (", ".join(parts) or "no games ended")
+            f"{self.num_timesteps / max(elapsed, 1e-9):.0f}/s | {self._scores.text()}"
         )
-        ladder = curriculum_of(self.sampler)
-        if ladder is not None:
-            line += f" | stage {ladder.current.name}"
-        return line
 
 
 class TimedVecEnv(VecEnvWrapper):
