@@ -236,25 +236,39 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         rewards: np.ndarray,
         infos: dict[str, Any],
     ) -> None:
-        """Report the games ``ended`` in ``infos``, tell a sampler, and start new games."""
+        """Report the games ``ended`` in ``infos`` (the arrays and ``_key`` flags that
+        Gymnasium's ``_add_info`` makes), tell a sampler, and start new games."""
         batch = self._batch
+        n = self.num_envs
         planes = encode(batch, ended, seat[ended])
         masks = masks_for(batch, ended, seat[ended])
-        outcomes = dict(zip(finished.tolist(), zip(winner.tolist(), ending.tolist())))
+        final_obs = np.full(n, None, dtype=object)
         for i, game in enumerate(ended.tolist()):
-            info: dict[str, Any] = {"learner": AGENTS[seat[game]]}
-            if game in outcomes:
-                won, why = outcomes[game]
-                info["result"] = _RESULTS[won]
-                info["end_reason"] = _ENDS[why]
-            else:
-                info["illegal_action"] = int(acts[game])
-            entry = self._entries[game]
-            if entry is not None and self._sampler is not None:
-                info["opponent"] = entry.name
-                self._sampler.record(entry, float(rewards[game]))
-            final = {"observation": planes[i], "action_mask": masks[i]}
-            infos = self._add_info(infos, {"final_obs": final, "final_info": info}, game)
+            final_obs[game] = {"observation": planes[i], "action_mask": masks[i]}
+        info: dict[str, Any] = {}
+
+        def column(key: str, games: np.ndarray, values: Any, dtype: Any = object) -> None:
+            array = np.zeros(n, dtype=dtype) if dtype is not object else np.full(n, None, object)
+            flags = np.zeros(n, dtype=np.bool_)
+            array[games], flags[games] = values, True
+            info[key], info[f"_{key}"] = array, flags
+
+        column("learner", ended, [AGENTS[s] for s in seat[ended].tolist()])
+        if finished.size:
+            column("result", finished, [_RESULTS[w] for w in winner.tolist()])
+            column("end_reason", finished, [_ENDS[e] for e in ending.tolist()])
+        illegal = np.setdiff1d(ended, finished)
+        if illegal.size:
+            column("illegal_action", illegal, acts[illegal], np.int64)
+        if self._sampler is not None:
+            entries = [self._entries[game] for game in ended.tolist()]
+            column("opponent", ended, [entry.name if entry else None for entry in entries])
+            for game, entry in zip(ended.tolist(), entries):
+                if entry is not None:
+                    self._sampler.record(entry, float(rewards[game]))
+        flags = np.zeros(n, dtype=np.bool_)
+        flags[ended] = True
+        infos.update(final_obs=final_obs, _final_obs=flags, final_info=info, _final_info=flags)
         reset_games(batch, ended)
         self._start(ended)
 

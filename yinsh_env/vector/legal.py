@@ -94,12 +94,8 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
         rings = state.ring_pos[moving, me[in_move]]
         legal = move_destinations(cells[moving], rings)
         found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
-        per_ring = legal[0, 0].size
-        ring_of = found // per_ring
-        actions = np.take(
-            RAY_ACTIONS.reshape(-1), rings.reshape(-1)[ring_of] * per_ring + found % per_ring
-        )
-        game = moving[ring_of // rings.shape[1]]
+        actions = np.take(RAY_ACTIONS, rings, axis=0).reshape(-1)[found]
+        game = moving[found // legal[0].size]
         np.put(mask.reshape(-1), game * N_ACTIONS + actions, True)
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
