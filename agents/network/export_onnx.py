@@ -51,7 +51,8 @@ from .quantize import calibration_planes, quantize_int8
 #: Int8: against an int8 graph made now, so another ONNX Runtime's quantiser may
 #: round a few weights otherwise; a stale graph (other weights) misses by logits.
 TOLERANCE: Final = {"fp32": 1e-4, "int8": 0.05}
-#: The settings the int8 graph is calibrated with (:func:`calibration_planes`'s defaults).
+#: The settings the int8 graph is calibrated with: those of
+#: :func:`agents.network.quantize.calibration_planes`, as at load.
 CALIBRATION: Final = {"positions": 128, "seed": 0}
 
 
@@ -129,6 +130,8 @@ def graph_differences(checkpoint: Path, count: int = 48) -> dict[str, float]:
     """
     from .graphs import shipped_graphs
 
+    if not checkpoint.is_file():
+        raise CheckpointError(f"checkpoint file {checkpoint} does not exist")
     shipped = shipped_graphs(checkpoint)
     if shipped is None:
         raise CheckpointError(

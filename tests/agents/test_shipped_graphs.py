@@ -22,6 +22,7 @@ from helpers import BLOCK_NON_BASE_PACKAGES, NOT_IN_BASE_INSTALL
 from agents import make_agent
 from agents.network.agent import NetAgent
 from agents.network.export_onnx import TOLERANCE, graph_differences
+from agents.network.export_onnx import main as export_main
 from agents.network.graphs import SHIPPED_PRECISIONS, GraphEvaluator, file_sha256, shipped_graphs
 from agents.network.pretrained import WEIGHTS_DIR, PretrainedAgent, shipped_weights, weights_path
 from yinsh_env.state import State
@@ -150,3 +151,14 @@ def test_the_blocker_blocks() -> None:
         timeout=120,
     )
     assert done.returncode != 0 and "No module named 'torch' (blocked)" in done.stderr
+
+
+def test_the_exporter_refuses_a_missing_checkpoint_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nothing.pt"
+    assert export_main(["--check", str(missing)]) == 1
+    assert export_main([str(missing)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("nothing.pt does not exist" in line for line in err)
+    assert not list(tmp_path.iterdir())
