@@ -11,6 +11,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.vec_env import VecMonitor
 
 from yinsh_env.vector.env import YinshVectorEnv
 from yinsh_env.vector.sb3 import YinshSB3VecEnv
@@ -44,7 +45,7 @@ def test_either_an_env_or_its_arguments() -> None:
 
 
 def test_maskable_ppo_learns_on_the_vector_env() -> None:
-    env = YinshSB3VecEnv(num_envs=8, rings_to_win=1, dense_reward=0.1)
+    env = VecMonitor(YinshSB3VecEnv(num_envs=8, rings_to_win=1, dense_reward=0.1))
     model = MaskablePPO(
         "MultiInputPolicy",
         env,
@@ -57,6 +58,7 @@ def test_maskable_ppo_learns_on_the_vector_env() -> None:
     before = [p.detach().clone() for p in model.policy.parameters()]
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
+    assert model.ep_info_buffer, "VecMonitor saw no finished game"
     assert any(
         not np.allclose(a.numpy(), b.detach().numpy())
         for a, b in zip(before, model.policy.parameters())

@@ -189,7 +189,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                     actions.shape != chosen.shape
                     or not batch.mask[chosen, actions % N_ACTIONS].all()
                 ):
-                    raise IllegalActionError(f"opponent {player!r} chose illegal actions {actions}")
+                    raise IllegalActionError(
+                        f"opponent {player!r} chose illegal actions {actions}: call reset()"
+                    )
                 apply(batch, chosen, actions)
 
     # --- steps ---------------------------------------------------------------------
