@@ -17,8 +17,11 @@ entry points in group :data:`ENTRY_POINT_GROUP`.
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
+import sys
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .base import Agent
@@ -271,6 +274,26 @@ def spec_params(spec: str) -> tuple[str, dict[str, Any]]:
     """
     name, _, kwargs = _bind(spec)
     return name, kwargs
+
+
+def source_files(spec: str) -> list[str]:
+    """The Python file a ``py:MODULE:CALLABLE`` spec's callable is defined in; [] for others.
+
+    A ``py:`` agent's code is the user's and changes under the same spec, so its
+    identity and the results database name the file by hash
+    (:func:`agents.evaluation.scale.agent_identity`).  Imports the module,
+    builds nothing; AgentSpecError for a bad spec.
+    """
+    name, _ = parse_spec(spec)
+    if not name.startswith(f"{PY_PREFIX}:"):
+        return []
+    factory = _resolve(name, spec)
+    module = sys.modules.get(getattr(factory, "__module__", "") or "")
+    try:
+        path = inspect.getsourcefile(factory) or getattr(module, "__file__", None)
+    except TypeError:  # a built-in, or a callable object without a module file
+        path = getattr(module, "__file__", None)
+    return [str(Path(path).resolve())] if path else []
 
 
 def check_spec(spec: str) -> None:

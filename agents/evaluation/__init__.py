@@ -7,7 +7,8 @@
   on Ray (:mod:`~agents.evaluation.runners`, :mod:`~agents.evaluation.workers`,
   :mod:`~agents.evaluation.ray_runner`), your own agents included once they
   can travel (:mod:`~agents.evaluation.travel`, :mod:`agents.byo`), all
-  played as one :class:`~agents.evaluation.settings.MatchSettings` says;
+  played as one :class:`~agents.evaluation.settings.MatchSettings` says, each
+  agent shown by its spec or a short name (:mod:`~agents.evaluation.names`);
 * :mod:`~agents.evaluation.elo` fits Bradley-Terry ratings;
   :mod:`~agents.evaluation.scale` holds the fixed rating scale (frozen
   anchors, ``random`` = 0) every printed Elo is on when its anchors take part,

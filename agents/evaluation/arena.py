@@ -59,6 +59,7 @@ from .games import (
     play_game,
 )
 from .match import check_variant
+from .names import agent_labels, split_name
 from .rate import RatingResult
 from .results_db import check_db, game_writer
 from .runners import make_runner
@@ -153,6 +154,8 @@ class ArenaResult:
     scale: str | None = None
     anchors: dict[str, float] = field(default_factory=dict)
     sprt: Sprt | None = None
+    #: The spec behind each of ``agents`` (an agent given by ``NAME=SPEC`` is shown by name).
+    specs: list[str] = field(default_factory=list)
 
     def scale_line(self) -> str:
         """Which scale the ratings are on, in words."""
@@ -189,6 +192,8 @@ class ArenaResult:
         }
         if self.sprt is not None:
             out["sprt"] = self.sprt.to_json()
+        if self.specs:
+            out["specs"] = dict(zip(self.agents, self.specs))
         return out
 
     def report(self) -> str:
@@ -215,6 +220,12 @@ class ArenaResult:
             lines.append(
                 f"{r.agent:<{width}} {r.elo:>7.0f}  {ci:<17} {1000 * per_move[r.agent]:>9.2f}"
             )
+        named = [
+            (a, s) for a, s in zip(self.agents, self.specs) if a != s and not a.startswith(f"{s}#")
+        ]
+        if named:
+            lines.append("")
+            lines += [f"{a}: {s}" for a, s in named]
         forfeits = [g for g in self.games if g.forfeiter is not None]
         if forfeits:
             lines.append("")
@@ -327,7 +338,9 @@ def run_arena(
     spec, :class:`~agents.evaluation.match.VariantMismatchError` for an agent made for
     another variant, and ``ValueError`` for bad settings, before any game.
     """
-    specs = [s.strip() if isinstance(s, str) else s for s in specs]
+    entries = [split_name(s) if isinstance(s, str) else (None, s) for s in specs]
+    given = [name for name, _ in entries]
+    specs = [spec for _, spec in entries]
     if len(specs) < 2:
         raise ValueError(f"the arena needs at least two agent specs, got {specs}")
     if games < 1:
@@ -346,16 +359,17 @@ def run_arena(
     if sprt is not None:
         recorded["sprt"] = [sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta]
     built = validate_specs(specs, rings_to_win)
-    names = _unique_names([agent.name for agent in built])
-    identities = [agent_identity(agent) for agent in built]
     try:
+        names = agent_labels(given, [agent.name for agent in built])
+        identities = [agent_identity(agent) for agent in built]
         if settings.backend == "ray" or min(settings.workers, games * len(specs)) > 1:
             check_travel(specs, names, settings.backend)
-        writer = (
-            None
-            if db is None
-            else game_writer(db, db_event, names, dict(enumerate(built)), rings_to_win, recorded)
-        )
+        texts = [s if isinstance(s, str) else a.name for s, a in zip(specs, built)]
+        writer = None
+        if db is not None:
+            writer = game_writer(
+                db, db_event, texts, dict(enumerate(built)), rings_to_win, recorded, names
+            )
     except BaseException:
         for agent in built:
             agent.close()
@@ -417,7 +431,9 @@ def run_arena(
     if monitor is not None and test is not None and test.decision != "none":
         results = [r for r in results if r.task.index < monitor.counted]
     results.sort(key=lambda r: r.task.index)
-    return summarise(names, results, recorded, scale=scale, identities=identities, sprt=test)
+    summary = summarise(names, results, recorded, scale=scale, identities=identities, sprt=test)
+    summary.specs = texts
+    return summary
 
 
 def summarise(
@@ -467,18 +483,6 @@ def summarise(
         anchors={names[k]: e for k, e in sorted(fixed.items())},
         sprt=sprt,
     )
-
-
-def _unique_names(specs: Sequence[str]) -> list[str]:
-    """The specs, with ``#2``, ``#3`` appended to repeats (self-play sanity checks)."""
-    names: list[str] = []
-    for spec in specs:
-        name, k = spec, 1
-        while name in names:
-            k += 1
-            name = f"{spec}#{k}"
-        names.append(name)
-    return names
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:

@@ -6,6 +6,10 @@ Examples::
     yinsh-eval random greedy alphabeta mcts --games 40 --json elo.json --records games/
     yinsh-eval net:path=runs/b net:path=runs/a --sprt elo0=0,elo1=30 --workers 2
     yinsh-eval --rate net:path=runs/b,sims=0 --workers 2 --db games.sqlite
+    yinsh-eval mine=net:path=runs/x/checkpoints/iter_000472.pt,sims=64 greedy --games 20
+
+An agent given as ``NAME=SPEC`` is shown by its name in the tables and the
+ratings, and stored with its spec (:mod:`agents.evaluation.names`).
 
 Ratings are printed on the fixed scale (:mod:`agents.evaluation.scale`)
 whenever one of its anchors takes part, and the output says which scale a
@@ -65,7 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
             "your own agent: py:MODULE:CALLABLE[,key=value...] (see agents.byo)"
         ),
     )
-    parser.add_argument("specs", nargs="*", metavar="SPEC", help="agent specs, e.g. mcts:sims=800")
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        metavar="SPEC",
+        help="agent specs, e.g. mcts:sims=800; NAME=SPEC shows the agent as NAME",
+    )
     parser.add_argument(
         "--games",
         "-n",
@@ -99,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]",
         help="stop the match when a sequential test on game pairs decides (logistic Elo)",
     )
-    parser.add_argument("--rate", metavar="SPEC", help="rate one agent on the fixed scale")
+    parser.add_argument(
+        "--rate", metavar="SPEC", help="rate one agent on the fixed scale (SPEC or NAME=SPEC)"
+    )
     parser.add_argument(
         "--ci-width",
         type=number_in(0, 10_000, above=True),

@@ -35,6 +35,7 @@ from ..spec import check_spec, make_agent
 from .elo import Z95, PairResult, Tally, fit_bradley_terry
 from .games import GameResult, GameTask, make_openings
 from .match import check_variant
+from .names import agent_labels, split_name
 from .results_db import check_db, game_writer
 from .runners import make_runner
 from .scale import Scale, default_scale
@@ -84,6 +85,8 @@ class RatingResult:
     settings: dict[str, Any] = field(default_factory=dict)
     stopped: str = ""
     note: str = ""
+    #: The rated agent's spec (``agent`` is its name when given as ``NAME=SPEC``).
+    spec: str = ""
 
     @property
     def agents(self) -> list[str]:
@@ -94,6 +97,7 @@ class RatingResult:
         return {
             "rating": {
                 "agent": self.agent,
+                "spec": self.spec or self.agent,
                 "elo": round(self.elo, 1),
                 "ci95": [round(self.ci95[0], 1), round(self.ci95[1], 1)],
                 "scale": self.scale,
@@ -123,6 +127,8 @@ class RatingResult:
         )
         if self.note:
             lines.append(self.note)
+        if self.spec and self.spec != self.agent:
+            lines.append(f"{self.agent}: {self.spec}")
         return "\n".join(lines)
 
 
@@ -181,8 +187,9 @@ def rate_agent(
         )
     if db is not None:
         check_db(db)
-    spec = str(spec).strip()
+    name, spec = split_name(str(spec))
     specs = [spec] + [a.spec for a in scale.anchors]
+    names = agent_labels([name] + [None] * len(scale.anchors), specs)
     recorded = {
         "scale": scale.name,
         "ci_width": ci_width,
@@ -199,7 +206,7 @@ def rate_agent(
         writer = None
         if db is not None:
             writer = game_writer(
-                db, "yinsh-eval --rate", specs, {0: candidate}, rings_to_win, recorded
+                db, "yinsh-eval --rate", specs, {0: candidate}, rings_to_win, recorded, names
             )
     except BaseException:
         candidate.close()
@@ -260,8 +267,9 @@ def rate_agent(
             writer.close()
     if estimate is None:
         raise ValueError(f"--rate played no game (most games {max_games})")
+    note = _edge_note(scores)
     return RatingResult(
-        spec, estimate, ci95, scale.name, scores, results, recorded, stopped, _edge_note(scores)
+        names[0], estimate, ci95, scale.name, scores, results, recorded, stopped, note, spec
     )
 
 

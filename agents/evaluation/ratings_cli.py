@@ -4,7 +4,9 @@ Players are told apart by identity
 (:func:`~agents.evaluation.scale.agent_identity`), not by spec text:
 ``alphabeta`` and ``alphabeta:depth=2`` are one player, and
 ``net:path=runs/x`` before and after the run went on are two (their weights
-differ; they are shown as ``SPEC@HASH``). One Bradley-Terry fit per group of
+differ; they are shown as ``SPEC@HASH``), as is a ``py:`` agent whose source
+file changed.  A player is shown by the name it played under
+(``yinsh-eval mine=SPEC``), else by its spec. One Bradley-Terry fit per group of
 players connected by games: a group holding anchors of the fixed scale
 (:mod:`agents.evaluation.scale`) is rated on it, the anchors at their frozen
 ratings; a group without is rated relative to its first player, and the table
@@ -89,11 +91,16 @@ class Table:
 
 
 def _names(games: Sequence[StoredGame]) -> dict[str, str]:
-    """Identity -> display name: its most used spec (the shortest of equals), or
-    ``SPEC@HASH`` where one spec names several players."""
+    """Identity -> display name: its most used name (``yinsh-eval NAME=SPEC``; else the
+    spec; the shortest of equals), or ``NAME@HASH`` where one name stands for several
+    players."""
     uses: dict[str, dict[str, int]] = {}
     for g in games:
-        for identity, spec in ((g.white_identity, g.white), (g.black_identity, g.black)):
+        sides = (
+            (g.white_identity, g.white_name or g.white),
+            (g.black_identity, g.black_name or g.black),
+        )
+        for identity, spec in sides:
             counts = uses.setdefault(identity, {})
             counts[spec] = counts.get(spec, 0) + 1
     specs = {

@@ -1,9 +1,10 @@
 """Every finished game in one SQLite file: ``yinsh-eval --db FILE``, ``eval.db`` in training.
 
 As cutechess and fastchess keep every game, the arena appends one row per
-finished game to table ``games``: both agents' specs and identities
+finished game to table ``games``: both agents' specs, the names they were
+shown by (``yinsh-eval mine=SPEC``) and their identities
 (:func:`~agents.evaluation.scale.agent_identity`), the sha256 of every file
-an agent plays from (a network's checkpoint), the game's seed, variant and
+an agent plays from (a network's checkpoint, a ``py:`` agent's source), the game's seed, variant and
 opening, the whole record (our ``.yinsh`` text, replayable), the result and
 termination, each side's thinking time and decisions, the code's version,
 and which match (a random id per run) and event wrote it.
@@ -39,15 +40,16 @@ from yinsh_env.records import write_record
 
 from ..base import Agent
 from ..cli_args import PathError, check_writable_file
-from ..spec import make_agent
+from ..spec import make_agent, source_files
 from .games import GameResult, game_record
 from .scale import agent_identity
 from .version import code_version
 
 #: ``PRAGMA application_id`` of our databases: "YNSH".
 APPLICATION_ID = 0x594E5348
-#: The layout of table ``games`` this version writes and reads.
-SCHEMA_VERSION = 1
+#: The layout of table ``games`` this version writes and reads (2 added the
+#: names; a version 1 file gains them, empty, when it is next written to).
+SCHEMA_VERSION = 2
 #: Seconds a writer waits for the others' transactions before it gives up.
 BUSY_TIMEOUT_S = 60.0
 
@@ -77,7 +79,9 @@ CREATE TABLE IF NOT EXISTS games (
     black_seconds REAL NOT NULL,
     black_decisions INTEGER NOT NULL,
     code_version TEXT NOT NULL,
-    settings TEXT NOT NULL
+    settings TEXT NOT NULL,
+    white_name TEXT NOT NULL DEFAULT '',
+    black_name TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS games_players ON games (white_identity, black_identity);
 """
@@ -89,23 +93,26 @@ class ResultsDBError(ValueError):
 
 @dataclass(frozen=True)
 class AgentInfo:
-    """What the database records about an agent: spec, identity, files and their hashes."""
+    """What the database records about an agent: spec, name shown, identity, files and hashes."""
 
     spec: str
     identity: str
     files: dict[str, str]
+    name: str = ""
 
     @classmethod
-    def of(cls, agent: Agent, spec: str | None = None) -> AgentInfo:
-        files = {path: file_sha256(path) for path in agent.files()}
-        return cls(spec if spec is not None else agent.spec, agent_identity(agent), files)
+    def of(cls, agent: Agent, spec: str | None = None, name: str = "") -> AgentInfo:
+        spec = spec if spec is not None else agent.spec
+        paths = [*agent.files(), *(source_files(spec) if spec else [])]
+        files = {path: file_sha256(path) for path in paths}
+        return cls(spec, agent_identity(agent), files, name or spec)
 
     @classmethod
-    def of_spec(cls, spec: str) -> AgentInfo:
+    def of_spec(cls, spec: str, name: str = "") -> AgentInfo:
         """Build the agent to learn its identity and files, then close it."""
         agent = make_agent(spec, seed=0)
         try:
-            return cls.of(agent, spec)
+            return cls.of(agent, spec, name)
         finally:
             agent.close()
 
@@ -167,6 +174,7 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 for statement in filter(str.strip, SCHEMA.split(";")):
                     conn.execute(statement)
+                _upgrade(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -182,6 +190,17 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a version 1 table to this version, in the caller's transaction."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+    for column in ("white_name", "black_name"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE games ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 class GameWriter:
@@ -208,37 +227,42 @@ class GameWriter:
         """Commit ``result`` as one row (returns once it is on disk, as SQLite promises)."""
         task = result.task
         white, black = self.infos(task.white), self.infos(task.black)
-        names = {task.white: white.spec, task.black: black.spec}
+        names = {task.white: white.name, task.black: black.name}
         record = game_record(result, names, self.rings_to_win)
-        row = (
-            datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            self.match_id,
-            self.event,
-            task.index,
-            white.spec,
-            black.spec,
-            white.identity,
-            black.identity,
-            json.dumps(white.files, sort_keys=True),
-            json.dumps(black.files, sort_keys=True),
-            task.seed,
-            self.rings_to_win,
-            " ".join(action_to_str(a) for a in task.opening),
-            write_record(record),
-            len(result.actions),
-            str(result.result),
-            str(result.termination),
-            result.reason,
-            result.think[0][0],
-            result.think[0][1],
-            result.think[1][0],
-            result.think[1][1],
-            code_version(),
-            self.settings,
-        )
+        row = {
+            "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "match_id": self.match_id,
+            "event": self.event,
+            "game": task.index,
+            "white": white.spec,
+            "black": black.spec,
+            "white_name": white.name,
+            "black_name": black.name,
+            "white_identity": white.identity,
+            "black_identity": black.identity,
+            "white_files": json.dumps(white.files, sort_keys=True),
+            "black_files": json.dumps(black.files, sort_keys=True),
+            "seed": task.seed,
+            "rings_to_win": self.rings_to_win,
+            "opening": " ".join(action_to_str(a) for a in task.opening),
+            "record": write_record(record),
+            "plies": len(result.actions),
+            "result": str(result.result),
+            "termination": str(result.termination),
+            "reason": result.reason,
+            "white_seconds": result.think[0][0],
+            "white_decisions": result.think[0][1],
+            "black_seconds": result.think[1][0],
+            "black_decisions": result.think[1][1],
+            "code_version": code_version(),
+            "settings": self.settings,
+        }
+        columns = ", ".join(row)
         marks = ", ".join("?" * len(row))
         with _transaction(self.conn):
-            self.conn.execute(f"INSERT INTO games VALUES (NULL, {marks})", row)
+            self.conn.execute(
+                f"INSERT INTO games ({columns}) VALUES ({marks})", tuple(row.values())
+            )
         self.written += 1
 
     def close(self) -> None:
@@ -266,14 +290,17 @@ def game_writer(
     built: dict[int, Agent],
     rings_to_win: int,
     settings: dict[str, Any],
+    names: Sequence[str] = (),
 ) -> GameWriter:
-    """A :class:`GameWriter` for a match of ``specs``; agents ``built`` here describe
-    themselves, the others are built once (then closed) when their first game ends."""
-    known = {i: AgentInfo.of(agent, specs[i]) for i, agent in built.items()}
+    """A :class:`GameWriter` for a match of ``specs`` (shown by ``names``, default
+    the specs); agents ``built`` here describe themselves, the others are built
+    once (then closed) when their first game ends."""
+    shown = list(names) or list(specs)
+    known = {i: AgentInfo.of(agent, specs[i], shown[i]) for i, agent in built.items()}
 
     def info(index: int) -> AgentInfo:
         if index not in known:
-            known[index] = AgentInfo.of_spec(specs[index])
+            known[index] = AgentInfo.of_spec(specs[index], shown[index])
         return known[index]
 
     return GameWriter(path, event, info, rings_to_win, settings)
@@ -281,7 +308,7 @@ def game_writer(
 
 @dataclass(frozen=True)
 class StoredGame:
-    """The columns of a stored game that ratings need."""
+    """The columns of a stored game that ratings need (names: '' in a version 1 file)."""
 
     white: str
     black: str
@@ -289,15 +316,19 @@ class StoredGame:
     black_identity: str
     result: str
     rings_to_win: int
+    white_name: str = ""
+    black_name: str = ""
 
 
 def read_games(path: str | Path) -> Iterator[StoredGame]:
     """Every game in a results database (refusing a file that is not one)."""
     conn = connect(path, create=False)
     try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(games)")}
+        names = ", white_name, black_name" if "white_name" in columns else ""
         query = (
-            "SELECT white, black, white_identity, black_identity, result, rings_to_win "
-            "FROM games ORDER BY id"
+            "SELECT white, black, white_identity, black_identity, result, rings_to_win"
+            f"{names} FROM games ORDER BY id"
         )
         for row in conn.execute(query):
             yield StoredGame(*row)

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from yinsh_env.file_hash import file_sha256
+
 from ..base import Agent
-from ..spec import canonical_spec, make_agent
+from ..spec import canonical_spec, make_agent, source_files
 
 #: The scale shipped with the package.
 DEFAULT_SCALE_FILE = Path(__file__).with_name("yinsh-v1.json")
@@ -115,15 +117,24 @@ class Scale:
 
 def agent_identity(agent: Agent) -> str:
     """What makes ``agent`` the player it is: its own :meth:`~agents.base.Agent.identity`,
-    else its canonical spec (every parameter written out), else its class name."""
+    else its canonical spec (every parameter written out), else its class name.
+
+    A ``py:`` agent's canonical spec ends with ``source_sha256=`` and the first
+    16 hex of its source file's hash: the same spec over edited code is
+    another player.
+    """
     own = agent.identity()
     if own:
         return own
     if agent.spec:
         try:
-            return canonical_spec(agent.spec)
+            canonical = canonical_spec(agent.spec)
+            sources = source_files(agent.spec)
         except ValueError:
             pass
+        else:
+            hashes = [f"source_sha256={file_sha256(path)[:16]}" for path in sources]
+            return ",".join([canonical, *hashes])
     return agent.spec or type(agent).__qualname__
 
 

@@ -67,7 +67,8 @@ def test_cli_rate_prints_the_rating_on_the_named_scale(
     text = capsys.readouterr().out
     assert "on the yinsh-v1 scale (random = 0)" in text and "after 4 games" in text
     rating = json.loads(out.read_text())["rating"]
-    assert set(rating) == {"agent", "elo", "ci95", "scale"}
+    assert set(rating) == {"agent", "spec", "elo", "ci95", "scale"}
+    assert rating["agent"] == rating["spec"] == "greedy:noise=500"
     assert rating["agent"] == "greedy:noise=500" and rating["scale"] == "yinsh-v1"
     assert rating["ci95"][0] < rating["elo"] < rating["ci95"][1]
 
