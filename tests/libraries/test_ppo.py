@@ -161,3 +161,19 @@ def test_load_policy_refuses_foreign_damaged_and_diverged_files(tmp_path: Path) 
     save_policy(diverged, policy, 3)
     with pytest.raises(ValueError, match=r"diverged\.pt.*NaN"):
         load_policy(diverged)
+
+
+def test_adaptive_mix_meets_most_the_opponents_it_beats_half_the_time() -> None:
+    snapshot = PolicyOpponent(PPOPolicy(8, 1))
+    fixed = [("easy", None, 1.0), ("even", None, 1.0), ("hard", None, 1.0)]
+    mix = ppo.OpponentMix(fixed, [snapshot], 0.25, adaptive=True)
+    for i in range(200):
+        mix.note("easy", 1.0)
+        mix.note("even", float(i % 2))
+        mix.note("hard", 0.0)
+    easy, even, hard, self_ = mix.weights
+    assert even > 4 * easy and even > 4 * hard
+    assert self_ == pytest.approx(0.25 / 3.25)  # the snapshots keep their share
+    fixed_mix = ppo.OpponentMix(fixed, [snapshot], 0.25)
+    fixed_mix.note("easy", 1.0)
+    assert fixed_mix.weights.tolist() == pytest.approx([1 / 3.25] * 3 + [0.25 / 3.25])

@@ -12,7 +12,8 @@ What it does, in order (each a block of :func:`main`):
    ``--num-envs`` games stepped together, the learner alternating sides.
    Each game's opponent is drawn when it starts (:class:`OpponentMix`): the
    fixed ``--opponents`` (agent specs, ``random`` and ``greedy`` say) with
-   ``--opponent-weights``, or, with ``--self-share`` of the games, one of
+   ``--opponent-weights`` (with ``--adaptive true``, reweighted as the
+   learner's scores change), or, with ``--self-share`` of the games, one of
    ``--pool-size`` snapshots of the learner, refreshed round-robin every
    ``--snapshot-every`` updates.  Opponents decide for all their games at
    once (``act_batch``): a snapshot is one forward pass.  ``--dense-reward``
@@ -85,6 +86,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--opponents", type=agent_spec, nargs="+", default=["greedy", "random"])
     add("--opponent-weights", type=number_in(0, 1e6), nargs="+", default=[0.6, 0.1])
     add("--self-share", type=number_in(0, 1), default=0.3, help="share of games vs snapshots")
+    add("--adaptive", type=_yes_no, default=False, help="true: weigh opponents by p(1-p)")
     add("--pool-size", type=int_in(1, 100), default=8, help="snapshots of the learner kept")
     add("--snapshot-every", type=int_in(1, 10**6), default=10, help="updates between snapshots")
     add("--dense-reward", type=number_in(0, 10), default=0.0, help="rings-removed shaping weight")
@@ -137,6 +139,11 @@ class OpponentMix:
     A sampler of the environment's kind (``sample``, ``record``, ``in``):
     the snapshot slots are :class:`PolicyOpponent` objects refreshed in place
     (:meth:`snapshot`), so the environment sees a fixed set of opponents.
+    With ``adaptive``, each fixed member's weight is multiplied by
+    ``p (1 - p) + 0.05``, where ``p`` is the learner's smoothed score over its
+    last ``window`` games against it (AlphaStar's "variance" prioritisation):
+    most games go to opponents it beats about half the time, so a ladder of
+    ``random``, noisy ``greedy`` and ``greedy`` becomes a curriculum.
     """
 
     def __init__(
@@ -144,19 +151,42 @@ class OpponentMix:
         fixed: Sequence[tuple[str, Any, float]],
         snapshots: Sequence[PolicyOpponent],
         self_share: float,
+        adaptive: bool = False,
+        window: int = 200,
     ) -> None:
         self.entries = [Entry(name, opponent) for name, opponent, _ in fixed]
         self.entries += [Entry(f"self{i}", s, snapshot=True) for i, s in enumerate(snapshots)]
         slot = self_share / max(len(snapshots), 1)
-        weights = np.array([w for *_, w in fixed] + [slot] * len(snapshots), dtype=np.float64)
-        self.weights = weights / weights.sum()
+        self.base = np.array([w for *_, w in fixed] + [slot] * len(snapshots), dtype=np.float64)
+        self.adaptive = adaptive
+        self.results: dict[str, deque[float]] = {e.name: deque(maxlen=window) for e in self.entries}
         self._next = 0
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each entry's probability of being drawn now."""
+        weights = self.base.copy()
+        if self.adaptive:
+            for i, entry in enumerate(self.entries):
+                if not entry.snapshot:
+                    seen = self.results[entry.name]
+                    p = (sum(seen) + 1.0) / (len(seen) + 2.0)
+                    weights[i] *= p * (1.0 - p) + 0.05
+            fixed = ~np.array([e.snapshot for e in self.entries])
+            if fixed.any() and weights[fixed].sum() > 0:  # the fixed members keep their share
+                weights[fixed] *= self.base[fixed].sum() / weights[fixed].sum()
+        return weights / weights.sum()
 
     def sample(self, rng: np.random.Generator) -> Entry:
         return self.entries[int(rng.choice(len(self.entries), p=self.weights))]
 
     def record(self, entry: Entry, reward: float) -> None:
         entry.record(reward)
+
+    def note(self, name: str, score: float) -> None:
+        """The learner scored ``score`` (1, 0.5, 0) in a game against ``name``."""
+        if name in self.results:
+            self.results[name].append(score)
 
     def __contains__(self, entry: object) -> bool:
         return any(entry is e for e in self.entries)
@@ -246,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         snapshots,
         args.self_share,
+        adaptive=args.adaptive,
     )
     for _ in snapshots:
         mix.snapshot(policy)
@@ -346,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             episode_return += reward
             episode_length += 1
             for _game, opponent, score in learner_scores(infos):
-                recent[opponent.rstrip("0123456789")].append(score)
+                recent["self" if opponent.startswith("self") else opponent].append(score)
+                mix.note(opponent, score)
             for game in np.flatnonzero(ended):
                 returns.append(float(episode_return[game]))
                 lengths.append(int(episode_length[game]))
