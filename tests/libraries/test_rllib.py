@@ -34,7 +34,7 @@ pytestmark = [
 ]
 
 TINY = ["--batch-size", "96", "--minibatch-size", "48", "--epochs", "1"]
-TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1"]
+TINY += ["--channels", "4", "--hidden", "16", "--rings-to-win", "1", "--no-tensorboard"]
 # The same tiny Blitz run as build_config's keywords.
 TINY_CONFIG: dict[str, Any] = dict(
     rings_to_win=1, batch_size=96, minibatch_size=48, epochs=1, channels=4, hidden=16
@@ -59,7 +59,7 @@ def test_masked_logits_only_ever_choose_legal_actions() -> None:
 
 
 def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
-    env = example.make_env({"rings_to_win": 1})
+    env: Any = example.make_env({"rings_to_win": 1})
     obs, _ = env.reset(seed=0)
     assert list(obs) == ["player_0"]
     space = env.observation_space["player_0"]
@@ -91,6 +91,7 @@ def test_the_adapter_passes_dict_observations_of_the_acting_agent() -> None:
     assert module.compute_values(batch).shape == (2,)
 
 
+@pytest.mark.slow
 def test_self_play_trains_the_shared_policy(
     ray_cluster: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -113,6 +114,7 @@ def test_self_play_trains_the_shared_policy(
     assert evaluation.wins + evaluation.draws + evaluation.losses == 2
 
 
+@pytest.mark.slow
 def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     ray_cluster: Any,
     capsys: pytest.CaptureFixture[str],
@@ -120,13 +122,25 @@ def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     saved = tmp_path / "policy"
-    args = ["--iterations", "2", "--opponent", "greedy", "--eval-games", "2", *TINY]
-    evaluation = example.main([*args, "--save", str(saved)])
+    args = ["--iterations", "2", "--opponent", "greedy", "--eval-games", "2"]
+    args += [arg for arg in TINY if arg != "--no-tensorboard"]
+    board = tmp_path / "tb"
+    evaluation = example.main([*args, "--save", str(saved), "--tensorboard", str(board)])
     out = capsys.readouterr().out
     assert "iteration 2:" in out and "learner's mean return" in out and "legal moves" in out
     assert f"saved {saved}" in out
+    progress = [line for line in out.splitlines() if line.startswith("iteration ")]
+    assert len(progress) == 2 and all(line.endswith(" steps/s") for line in progress), out
     # Normal output: the example's own lines only, no Ray/RLlib notices or deprecations.
-    assert all(line.startswith(("iteration ", "vs ", "saved ")) for line in out.splitlines()), out
+    own = ("iteration ", "vs ", "saved ", "TensorBoard: ")
+    assert all(line.startswith(own) for line in out.splitlines()), out
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (run,) = board.iterdir()
+    events = EventAccumulator(str(run))
+    events.Reload()
+    written = events.Tags()["scalars"]
+    assert {"progress/steps_per_second", "progress/episode_return"} <= set(written)
     assert evaluation.games == 2 and evaluation.moves > 0
     with pytest.raises(SystemExit) as refused:  # by argparse, before Ray starts anything
         example.main(["--opponent", "no-such-agent", *TINY])
@@ -168,7 +182,7 @@ def test_rllib_spec_names_a_missing_or_corrupt_checkpoint(tmp_path: Path) -> Non
 
 
 def test_rllib_module_with_nan_weights_is_refused_naming_the_tensor(tmp_path: Path) -> None:
-    env = example.make_env({"rings_to_win": 1})
+    env: Any = example.make_env({"rings_to_win": 1})
     module = example.MaskedPolicyModule(
         observation_space=env.observation_space["player_0"],
         action_space=env.action_space["player_0"],
@@ -318,6 +332,7 @@ def test_fixed_league_opponents_play_the_learner_and_never_train(
     assert refused.value.code == 2 and "--league-opponents" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_snapshots_are_frozen_copies_of_the_learner(ray_cluster: Any) -> None:
     from types import SimpleNamespace
 

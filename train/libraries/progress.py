@@ -1,7 +1,8 @@
 """Progress of a library training run: a line every 30 s, TensorBoard scalars, a bar on a terminal.
 
 The SB3 and RLlib scripts (:mod:`train.libraries.sb3_maskable_ppo`,
-:mod:`train.libraries.rllib_example`) report through one :class:`RunProgress`:
+:mod:`train.libraries.rllib_example`, which writes its own line after every
+training iteration) report through one :class:`RunProgress`:
 
 * a line at least every ``every`` seconds (30 by default): steps, elapsed
   time, steps per second over the whole run, the mean episode return since the
@@ -93,12 +94,16 @@ class RunProgress:
         ``extra`` is asked only then, for more parts of the line: name to a
         number (also a scalar) or to text.  Returns the line written, if any.
         """
-        if self.bar is not None and steps > self.steps:
-            self.bar.update(steps - self.steps)
-        self.steps = max(self.steps, steps)
+        self.advance(steps)
         if not (force or self.due()):
             return None
         return self.line(steps, dict(extra()) if extra is not None else {})
+
+    def advance(self, steps: int) -> None:
+        """The run is at ``steps``: move the bar, write nothing."""
+        if self.bar is not None and steps > self.steps:
+            self.bar.update(steps - self.steps)
+        self.steps = max(self.steps, steps)
 
     def line(self, steps: int, extra: Mapping[str, Any]) -> str:
         """Write the progress line and its scalars now; returns the line."""

@@ -57,6 +57,7 @@ import os
 import time
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,7 @@ from yinsh_env import env as make_aec_env
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
+from .progress import RunProgress, run_log_dir
 from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
 
@@ -312,6 +314,14 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     )
     parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
     parser.add_argument(
+        "--tensorboard",
+        type=Path,
+        default=Path("runs/tensorboard"),
+        metavar="DIR",
+        help="TensorBoard scalars go to DIR/rllib-TIME",
+    )
+    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
+    parser.add_argument(
         "--snapshots",
         type=int_in(0, 1000),
         default=0,
@@ -404,30 +414,41 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                 fixed=fixed_ids(len(args.league_opponents)),
                 fixed_share=args.league_share,
             )
+        log_dir = None if args.no_tensorboard else run_log_dir(args.tensorboard, "rllib")
+        progress = RunProgress(args.iterations * args.batch_size, every=0, log_dir=log_dir)
+        if log_dir is not None:
+            progress.write(f"TensorBoard: tensorboard --logdir {log_dir.parent}")
         try:
             start = time.perf_counter()
             for i in range(1, args.iterations + 1):
                 result = algo.train()
                 runners = result.get("env_runners", {})
-                steps = result.get("num_env_steps_sampled_lifetime", 0)
+                steps = int(result.get("num_env_steps_sampled_lifetime", 0))
                 length = runners.get("episode_len_mean", float("nan"))
-                line = f"iteration {i}: {steps:.0f} env steps, mean episode length {length:.1f}"
-                if args.opponent != "self":
+                line = f"iteration {i}: {steps} env steps, mean episode length {length:.1f}"
+                figures = {"episode_length": length}
+                if args.opponent != "self" or league is not None:
                     returns = runners.get("module_episode_returns_mean", {})
-                    line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
-                elif league is not None:
-                    returns = runners.get("module_episode_returns_mean", {})
-                    line += f", learner's mean return {returns.get(LEARNER, float('nan')):+.2f}"
-                    if league.after_iteration(algo, i):
-                        line += f", snapshot {len(league.history)}"
+                    mean_return = returns.get(LEARNER, float("nan"))
+                    line += f", learner's mean return {mean_return:+.2f}"
+                    figures["episode_return"] = mean_return
+                if league is not None and league.after_iteration(algo, i):
+                    line += f", snapshot {len(league.history)}"
                 if args.eval_every and i % args.eval_every == 0:
                     module = algo.get_module(LEARNER)
                     check = evaluate(module, args.eval_opponent, 10, args.rings_to_win, seed=i)
                     line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
+                    progress.scalar(f"check/{args.eval_opponent}", check.score, steps)
                 elapsed = time.perf_counter() - start
-                print(f"{line}, {elapsed:.1f} s", flush=True)
+                rate = steps / elapsed if elapsed > 0 else 0.0
+                figures["steps_per_second"] = rate
+                progress.advance(steps)
+                progress.write(f"{line}, {elapsed:.1f} s, {rate:.0f} steps/s")
+                for name, value in figures.items():
+                    progress.scalar(f"progress/{name}", value, steps)
                 if args.minutes > 0 and elapsed > args.minutes * 60:
                     break
+            progress.close()
             module = algo.get_module(LEARNER)
             assert isinstance(module, MaskedPolicyModule)
             if args.save is not None:
@@ -436,6 +457,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                 print(f"saved {args.save}")
             evaluation = evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
         finally:
+            progress.close()
             algo.stop()
     finally:
         if started:
