@@ -223,6 +223,7 @@ def specs(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(CHEAP)) + draw(st.sampled_from([":", ""])) + body
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(specs(), st.text(max_size=40)))
 def test_any_spec_is_refused_clearly_or_builds_an_agent(spec: str) -> None:

@@ -224,6 +224,7 @@ class Mine(Agent):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("guarded", [False, True])
 def test_a_script_agent_with_two_workers_errs_clearly_or_plays(
     guarded: bool, tmp_path: Path

@@ -296,6 +296,7 @@ def bad_checkpoints(
     return _write_bad_files(tmp_path_factory.mktemp("bad-checkpoints"), good)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind",
     [

@@ -107,6 +107,7 @@ def test_a_real_clock_bounds_a_decision_generously(tiny_run_dir: Path) -> None:
     assert time.perf_counter() - start < 10.0  # 0.05 s asked; any machine, however loaded
 
 
+@pytest.mark.slow
 def test_pretrained_takes_a_time_and_refuses_a_bad_one() -> None:
     agent = make_agent("pretrained:time=0.1")
     assert isinstance(agent, NetAgent) and agent.time_budget == 0.1

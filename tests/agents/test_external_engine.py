@@ -235,6 +235,7 @@ def test_go_budget_is_forwarded(tmp_path: Path) -> None:
     assert "> go sims=3 time=0.2\n" in transcript
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "reason"),
     [
@@ -308,6 +309,7 @@ def test_close_stops_the_engine(fake_engine: str, tmp_path: Path) -> None:
     assert not is_running(pid)
 
 
+@pytest.mark.slow
 def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     spec = f"engine:cmd={fake_engine} stubborn 0 {pids},{PATIENT}"
@@ -336,6 +338,7 @@ def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() ->
     assert [g.termination for g in served.games] == [g.termination for g in direct.games]
 
 
+@pytest.mark.slow
 def test_arena_scores_a_crashing_or_stalling_engine_as_a_recorded_loss(
     fake_engine: str, tmp_path: Path
 ) -> None:

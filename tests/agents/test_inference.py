@@ -114,6 +114,7 @@ def test_int8_needs_onnx_runtime_and_bad_precisions_are_refused_by_name() -> Non
         make_evaluator(tiny_model(), torch.device("cpu"), "torch", precision="int8")
 
 
+@pytest.mark.slow
 def test_net_agents_take_a_precision_and_refuse_an_unknown_one(tiny_run_dir: Path) -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     agent = make_agent(f"net:path={tiny_run_dir},sims=4,precision=int8", seed=0)

@@ -121,6 +121,7 @@ def test_failing_agent_forfeits_with_exit_1(capsys: pytest.CaptureFixture[str]) 
     assert len(record.actions) == 12
 
 
+@pytest.mark.slow
 def test_command_line_smoke() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "agents.play", "greedy", "random", "--seed", "3", "--every", "0"],

@@ -44,6 +44,7 @@ def test_the_package_ships_a_network_with_its_making_of() -> None:
     assert pretrained.weights_path().stat().st_size < 5_000_000
 
 
+@pytest.mark.slow
 def test_pretrained_specs_play_legal_games_in_the_arena() -> None:
     raw = make_agent("pretrained:sims=0")
     searching = make_agent("pretrained:sims=4")
@@ -57,6 +58,7 @@ def test_pretrained_specs_play_legal_games_in_the_arena() -> None:
     assert all(g.termination != "forfeit" for g in result.games)  # every move legal
 
 
+@pytest.mark.slow
 def test_export_writes_a_slim_checkpoint_that_net_agents_load(
     run_dir: Path, tmp_path: Path
 ) -> None:

@@ -120,6 +120,7 @@ def test_every_decision_of_the_real_games_is_reviewed(games_dir: Path) -> None:
             assert review.decisions[-1].value_played == (1.0 if final.result == "W" else -1.0)
 
 
+@pytest.mark.slow
 def test_the_move_that_throws_a_won_game_away_is_a_blunder() -> None:
     record = read_record(THROWN_AWAY)
     before = State(rings_to_win=1).apply_all(record.actions[:-1])
@@ -137,6 +138,7 @@ def test_the_move_that_throws_a_won_game_away_is_a_blunder() -> None:
     assert wins_by_itself(winning, mover) or winning.winner == mover
 
 
+@pytest.mark.slow
 def test_the_cli_writes_json_annotated_record_and_png(tmp_path: Path) -> None:
     game = tmp_path / "thrown.yinsh"
     game.write_text(THROWN_AWAY, encoding="utf-8")
@@ -168,6 +170,7 @@ def test_a_seeded_agent_gives_the_same_review_twice() -> None:
     assert first == second
 
 
+@pytest.mark.slow
 def test_workers_review_several_records_as_one_process_does(
     tmp_path: Path, games_dir: Path
 ) -> None:

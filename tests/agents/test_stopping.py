@@ -102,6 +102,7 @@ def test_the_condition_is_scoped_to_its_block_and_thread() -> None:
     assert current_stop() is None
 
 
+@pytest.mark.slow
 def test_the_network_agents_search_stops_too() -> None:
     """``pretrained`` (the web app offers it) searches through the same core."""
     from agents import make_agent

@@ -119,6 +119,7 @@ def unarmed(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return armed
 
 
+@pytest.mark.slow
 def test_a_signal_at_any_moment_of_draining_leaves_the_pool_able_to_shut_down(
     unarmed: list[float],
 ) -> None:

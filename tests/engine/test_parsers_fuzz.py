@@ -154,6 +154,7 @@ def test_yinsh_records(text: str) -> None:
         assert read_record(write_record(record)) == record
 
 
+@pytest.mark.slow
 @FUZZ
 @given(texts([write_sgf(r) for r in RECORDS]))
 def test_sgf_records(text: str) -> None:

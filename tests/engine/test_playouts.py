@@ -288,6 +288,7 @@ def check_end(state: State) -> None:
 # --- the tests ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", [uniform, jumpy], ids=["uniform", "jumpy"])
 def test_playouts_keep_every_invariant(policy: Policy) -> None:
     stats: Counter[str] = Counter()

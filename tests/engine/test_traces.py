@@ -31,6 +31,7 @@ def _legal_names(state: State) -> list[str]:
     return sorted(ACTION_NAMES[a] for a in state.legal_actions())
 
 
+@pytest.mark.slow
 def test_every_trace_agrees(traces_file: Path) -> None:
     games = _games(traces_file)
     assert len(games) >= (BUNDLED_GAMES if is_bundled(traces_file) else FULL_GAMES)

@@ -20,6 +20,7 @@ from agents.evaluation.sprt import SprtSettings
 pytestmark = pytest.mark.ray
 
 
+@pytest.mark.slow
 def test_a_match_on_ray_actors_plays_the_games_of_one_process(ray_cluster: Any) -> None:
     specs = ["greedy:noise=200", "random"]
     local = run_arena(specs, 4, MatchSettings(seed=1), progress=False)

@@ -29,6 +29,7 @@ def test_anchors_are_chosen_around_the_estimate() -> None:
     assert _choose(900.0, elos) == [3]
 
 
+@pytest.mark.slow
 def test_two_seeds_agree_within_their_intervals() -> None:
     scale = cheap_scale()
     first = rate_agent("greedy:noise=500", scale, MatchSettings(seed=1), ci_width=400, max_games=24)
@@ -44,6 +45,7 @@ def test_two_seeds_agree_within_their_intervals() -> None:
     assert anchors["random"] < first.elo < anchors["greedy"]
 
 
+@pytest.mark.slow
 def test_an_anchor_rated_lands_on_its_frozen_rating_and_replays_in_workers() -> None:
     scale = cheap_scale()
     anchor = next(a for a in scale.anchors if a.spec == "greedy:noise=300")

@@ -76,6 +76,7 @@ def _eval_process(db: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_two_matches_writing_one_file_lose_nothing(tmp_path: Path) -> None:
     db = tmp_path / "shared.sqlite"
     first = _eval_process(db, "random", "random", "--games", "60", "--seed", "1")

@@ -54,6 +54,7 @@ def test_anchor_identities_are_what_the_specs_build() -> None:
     assert [a.identity for a in scale.anchors] == spec_identities(a.spec for a in scale.anchors)
 
 
+@pytest.mark.slow
 def test_anchors_are_recognised_by_what_they_play_not_how_they_are_spelt() -> None:
     scale = default_scale()
     anchor_file = weights_path("anchor-v1")
@@ -78,6 +79,7 @@ def test_anchors_are_recognised_by_what_they_play_not_how_they_are_spelt() -> No
     assert fixed == {0: ab2, 1: ab2, 2: net0, 4: greedy}
 
 
+@pytest.mark.slow
 def test_a_match_with_an_anchor_is_on_the_scale_whatever_the_order() -> None:
     scale = cheap_scale()
     noisy = next(a for a in scale.anchors if a.spec == "greedy:noise=1000")

@@ -49,6 +49,7 @@ def simulate(
     return decision
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("settings", "seed"),
     [(SprtSettings(0, 100, 0.05, 0.05), 1), (SprtSettings(-50, 50, 0.05, 0.10), 2)],
@@ -135,6 +136,7 @@ def test_bad_sprt_settings_are_refused(text: str, message: str) -> None:
         SprtSettings.parse(text)
 
 
+@pytest.mark.slow
 def test_greedy_against_random_accepts_h1_within_a_few_dozen_games() -> None:
     result = run_arena(
         ["greedy", "random"], 200, MatchSettings(seed=1), progress=False, sprt=SprtSettings(0, 100)
@@ -145,6 +147,7 @@ def test_greedy_against_random_accepts_h1_within_a_few_dozen_games() -> None:
     assert result.to_json()["sprt"]["decision"] == "H1"
 
 
+@pytest.mark.slow
 def test_random_against_random_accepts_h0_the_same_in_workers() -> None:
     settings = SprtSettings(0, 150)
     alone = run_arena(
@@ -174,6 +177,7 @@ def test_the_games_cap_ends_an_undecided_test() -> None:
     assert "none: the games ran out" in result.report()
 
 
+@pytest.mark.slow
 def test_cli_prints_the_llr_as_it_goes_and_the_decision(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,9 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 from site_check import broken_links, build, serve  # noqa: E402
 
+#: The site is built once for the module (a minute or more): not in the edit loop.
+pytestmark = pytest.mark.slow
+
 #: Pages every build has, and a text each must show.
 PAGES = {
     "index.html": "YINSH",

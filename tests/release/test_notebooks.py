@@ -22,6 +22,7 @@ def test_there_are_notebooks() -> None:
     assert any(path.name == "01_quickstart.ipynb" for path in NOTEBOOKS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_from_any_folder(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

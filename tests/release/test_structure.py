@@ -8,6 +8,7 @@ import inside a function is found too.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import subprocess
@@ -57,9 +58,11 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
+@functools.cache
 def import_graph(faces: bool = False) -> dict[str, set[str]]:
     """Module -> the project modules it imports; ``faces``: imports of a top package's
-    ``__init__`` kept (for the direction of imports; dropped for circles)."""
+    ``__init__`` kept (for the direction of imports; dropped for circles).  Read once per
+    session (callers only read it)."""
     paths = [p for package in PACKAGES for p in (PROJECT_ROOT / package).rglob("*.py")]
     modules = {module_name(p) for p in paths}
     graph = {module_name(p): imports_of(p, modules) for p in paths}
@@ -192,6 +195,7 @@ def test_every_registry_target_is_a_player_in_agents_that_reaches_no_trainer() -
         assert not {m for m in reached(graph, module) if level(m) > 1}, (name, target)
 
 
+@pytest.mark.slow
 def test_every_registry_target_imports_without_loading_the_trainer() -> None:
     """Each target imported in a fresh interpreter (those whose extras are installed)."""
     wanted = [

@@ -54,6 +54,7 @@ def test_multiply_adds_count_each_towers_convolutions() -> None:
     assert ref - grouped == 4 * 2 * (CELLS * 48 * 48 * 9 - CELLS * (48 * 48 * 9 // 4 + 48 * 48))
 
 
+@pytest.mark.slow
 def test_the_speed_table_compares_each_tower_with_the_shipped_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -101,6 +102,7 @@ def test_a_replay_splits_by_whole_games_a_tenth_held_out(tmp_path: Path) -> None
     assert (len(training), len(held_out)) == (54, 6)
 
 
+@pytest.mark.slow
 def test_distilling_saves_a_student_that_plays_as_an_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,6 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_same_agent_on_both_sides_plays_the_same_decisions(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -28,6 +29,7 @@ def test_the_same_agent_on_both_sides_plays_the_same_decisions(
     assert "games played: the same on every side" in out
 
 
+@pytest.mark.slow
 def test_a_match_job_plays_seeded_games_and_a_side_may_take_its_own_spec(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

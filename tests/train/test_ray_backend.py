@@ -84,6 +84,7 @@ def test_without_ray_the_backend_says_what_to_install(
         make_executor(tiny_config(tmp_path))
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_actors_play_the_same_games_as_one_process(ray_cluster: Any) -> None:
     from agents.network.network import PolicyValueNet

@@ -31,6 +31,7 @@ def two_checkpoints(run_dir: Path) -> tuple[Path, Path]:
     return checkpoint_path(run_dir, 1), checkpoint_path(run_dir, 2)
 
 
+@pytest.mark.slow
 def test_the_average_holds_the_mean_weights_and_measures_batch_norm_on_the_replay(
     source_run: Path,  # noqa: F811
 ) -> None:
@@ -66,6 +67,7 @@ def test_without_a_replay_file_the_statistics_are_averaged_and_said_to_be(
     assert data["iteration"] == 1
 
 
+@pytest.mark.slow
 def test_the_averaged_file_plays_and_loads_as_any_checkpoint(
     tmp_path: Path,
     source_run: Path,  # noqa: F811

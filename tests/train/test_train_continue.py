@@ -44,6 +44,7 @@ def source_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_a_run_starts_from_a_checkpoints_weights_and_its_cpu_clock(
     tmp_path: Path, source_run: Path
 ) -> None:
@@ -101,6 +102,7 @@ def test_weights_that_do_not_fit_their_own_network_are_refused_by_name(
     assert not list_checkpoints(tmp_path / "a") and (tmp_path / "bad.pt").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_slim_file_says_its_cpu_seconds_or_the_config_must(
     tmp_path: Path, source_run: Path
 ) -> None:
@@ -135,6 +137,7 @@ def test_init_weights_names_any_shipped_network_so_a_config_outlives_a_new_pretr
         resolve_init_path("anchor-v9")
 
 
+@pytest.mark.slow
 def test_a_run_saved_to_an_archive_resumes_elsewhere_with_an_empty_window(
     tmp_path: Path, source_run: Path
 ) -> None:

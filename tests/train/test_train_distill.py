@@ -34,6 +34,7 @@ def games_file(tiny_run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return out
 
 
+@pytest.mark.slow
 def test_generate_plays_every_move_as_a_full_search_and_appends_on_a_second_run(
     games_file: Path, tiny_run_dir: Path, tmp_path: Path
 ) -> None:

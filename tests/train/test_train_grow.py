@@ -115,6 +115,7 @@ def test_a_network_cannot_shrink_or_change_its_value_head(big: NetworkConfig, re
     assert "dropped" in (why_not_grown(with_head, SMALL) or "")
 
 
+@pytest.mark.slow
 def test_a_run_grows_a_checkpoint_into_its_bigger_network_when_asked(
     tmp_path: Path,
     source_run: Path,  # noqa: F811
@@ -140,6 +141,7 @@ def test_a_run_grows_a_checkpoint_into_its_bigger_network_when_asked(
         run(shrink, tmp_path / "shrink", progress=False)
 
 
+@pytest.mark.slow
 def test_a_resumed_run_grows_and_keeps_its_window_schedule_clock_and_moments(
     tmp_path: Path,
     source_run: Path,  # noqa: F811

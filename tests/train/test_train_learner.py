@@ -54,6 +54,7 @@ def test_lr_schedule() -> None:
     assert lr_factor(50, constant, 100) == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("amp", [False, True])
 def test_learner_fits_a_batch(amp: bool) -> None:
     states = positions(24, seed=3)
@@ -147,6 +148,7 @@ def test_value_targets_mix_the_search_value_with_the_result_where_a_search_ran()
     assert np.array_equal(value_targets(old, 1.0), old.value)
 
 
+@pytest.mark.slow
 def test_the_opponent_policy_head_learns_the_opponents_next_action() -> None:
     states = positions(16, seed=5)
     game = game_of(states)

@@ -49,6 +49,7 @@ def metrics(run_dir: Path) -> list[dict[str, float]]:
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_two_iteration_run_through_the_cli(tmp_path: Path) -> None:
     config_file = tmp_path / "tiny.yaml"
     config_file.write_text(TINY)
@@ -84,6 +85,7 @@ class Interrupt(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path: Path) -> None:
     config = tiny_config(tmp_path, "iterations=3")
     straight = tmp_path / "straight"
@@ -115,6 +117,7 @@ def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
         run(tiny_config(tmp_path), tmp_path / "empty", resume=True, progress=False)
 
 
+@pytest.mark.slow
 def test_corrupt_checkpoint_gives_a_clear_error_and_stays_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -204,6 +207,7 @@ def test_two_seeded_runs_side_by_side_give_identical_metrics(tmp_path: Path) -> 
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
+@pytest.mark.slow
 def test_the_levers_off_by_default_run_end_to_end(tmp_path: Path) -> None:
     """Forced playouts (PUCT), search-value mixing and the opponent-policy head, all on."""
     levers = [

@@ -159,6 +159,7 @@ def test_resignation_and_its_check_games() -> None:
     assert stats.false_resign == (stats.result != "B")
 
 
+@pytest.mark.slow
 def test_worker_processes_play_the_same_games_as_one_process() -> None:
     import torch
 

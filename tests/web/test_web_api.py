@@ -573,6 +573,7 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
         proc.wait(timeout=PATIENCE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "flags", [["--opponent", "nosuch"], ["--allow", "nosuch"], ["--allow", "mcts:sim=3"]]
 )

@@ -25,9 +25,12 @@ CHROMIUM = find_chromium()
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason='the browser tests need playwright: pip install -e ".[web]"'
 )
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium at /usr/bin/chromium: apt-get install chromium"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium at /usr/bin/chromium: apt-get install chromium"
+    ),
+    pytest.mark.slow,  # a browser per test: not in the edit loop
+]
 
 #: White (two rings removed) wins with E5-E8, a row and a ring, whatever Black's ring on
 #: J10 does first.

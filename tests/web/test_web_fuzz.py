@@ -126,6 +126,7 @@ def send(client: Client, method: str, path: str, body: bytes, headers: dict[str,
     return client.raw(head + b"\r\n" + body)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_any_request_gets_a_json_answer_and_never_a_500(

@@ -134,6 +134,7 @@ def test_a_stalled_body_gets_a_408_and_frees_its_thread(client: Client) -> None:
     alive(client)
 
 
+@pytest.mark.slow
 def test_a_dribbled_request_is_cut_off(client: Client) -> None:
     """One byte at a time, each within the read timeout: the request deadline ends it."""
     request = request_bytes("GET", "/api/info", headers={"X-Pad": "a" * 1000})

@@ -32,6 +32,7 @@ def finished(view: dict[str, Any]) -> bool:
     return view["review"] is not None and view["review"]["status"] != "running"
 
 
+@pytest.mark.slow
 def test_a_review_of_a_loaded_record_marks_the_blunder(client: Client) -> None:
     game = client.new(text=THROWN_AWAY, white="human", black="human")
     view = client.ok("POST", f"/api/games/{game['id']}/review", {"spec": "mcts:sims=100"})
