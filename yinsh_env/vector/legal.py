@@ -85,13 +85,21 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     phase = state.phase[games]
     me = state.to_act[games]
     cells = state.cells
-    placing = games[phase == Phase.PLACE]
-    if placing.size:
+    present = np.bincount(phase, minlength=len(Phase))
+    only = len(present.nonzero()[0]) == 1  # one phase: its group is every game
+
+    def group(which: Phase) -> tuple[np.ndarray, np.ndarray]:
+        if only:
+            return games, me
+        chosen = phase == which
+        return games[chosen], me[chosen]
+
+    if present[Phase.PLACE]:
+        placing, _ = group(Phase.PLACE)
         mask[placing, :N_POINTS] = cells[placing, :N_POINTS] == EMPTY
-    in_move = phase == Phase.MOVE
-    moving = games[in_move]
-    if moving.size:
-        rings = state.ring_pos[moving, me[in_move]]
+    if present[Phase.MOVE]:
+        moving, players = group(Phase.MOVE)
+        rings = state.ring_pos[moving, players]
         legal = move_destinations(cells[moving], rings)
         found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
         actions = np.take(RAY_ACTIONS, rings, axis=0).reshape(-1)[found]
@@ -99,13 +107,11 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
         np.put(mask.reshape(-1), game * N_ACTIONS + actions, True)
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
-    in_row = phase == Phase.ROW
-    rowing = games[in_row]
-    if rowing.size:
-        mask[rowing, ROW_OFFSET:RING_OFFSET] = rows_of(cells[rowing], MARKER_CODE[me[in_row]])
-    in_ring = phase == Phase.RING
-    removing = games[in_ring]
-    if removing.size:
-        rings = state.ring_pos[removing, me[in_ring]]
+    if present[Phase.ROW]:
+        rowing, players = group(Phase.ROW)
+        mask[rowing, ROW_OFFSET:RING_OFFSET] = rows_of(cells[rowing], MARKER_CODE[players])
+    if present[Phase.RING]:
+        removing, players = group(Phase.RING)
+        rings = state.ring_pos[removing, players]
         g, r = np.nonzero(rings != OFF)
         mask[removing[g], RING_OFFSET + rings[g, r]] = True

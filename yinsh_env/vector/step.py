@@ -45,8 +45,11 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray) -> None:
     arg = ACTION_ARG[actions]
     me = state.to_act[games]
     present = np.bincount(kind, minlength=len(_RULES))
+    only = len(present.nonzero()[0]) == 1  # one kind of action: its group is every game
     for code, rule in _RULES:
-        if present[code]:
+        if present[code] and only:
+            rule(state, games, me, arg)
+        elif present[code]:
             chosen = kind == code
             rule(state, games[chosen], me[chosen], arg[chosen])
     refresh_mask(state, games)
