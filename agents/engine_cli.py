@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
+from .libraries import MODEL_FILES_NOTE
 from .protocol import PROTOCOL_VERSION, nonnegative_seed, serve
 from .spec import AgentSpecError, available_agents, make_agent
 
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
             f"Serve a YINSH agent over the engine protocol (version {PROTOCOL_VERSION}): "
             "commands on stdin, one reply line each on stdout."
         ),
+        epilog=MODEL_FILES_NOTE,
     )
     parser.add_argument("spec", help="agent spec, e.g. random, greedy, mcts:sims=800")
     parser.add_argument(

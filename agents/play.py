@@ -40,6 +40,7 @@ from yinsh_env.state import PLAYER_NAMES
 from .base import Agent
 from .cli_args import int_in, output_file
 from .evaluation.match import check_variant, play_match
+from .libraries import MODEL_FILES_NOTE
 from .protocol import MAX_SEED
 from .spec import AgentSpecError, available_agents, check_spec, make_agent
 
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             f"Agents: {', '.join(available_agents())} (spec: name or name:key=value,...). "
             "Board symbols: R/r White/Black ring, M/m White/Black marker, . empty, "
-            "[X] last action."
+            f"[X] last action.  {MODEL_FILES_NOTE}"
         ),
     )
     parser.add_argument("white", nargs="?", default="random", help="White's agent spec")

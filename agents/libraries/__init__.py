@@ -11,6 +11,17 @@
 * :mod:`agents.libraries.renamed`: files saved under the classes' old module paths
   (``train.sb3_maskable_ppo``) keep loading.
 
+* :mod:`agents.libraries.sb3_safe`, :mod:`agents.libraries.pickle_check`: model files
+  are pickles, and unpickling runs code: the loaders never unpickle anything but
+  the classes a YINSH policy holds (:data:`MODEL_FILES_NOTE`).
+
 The training scripts are :mod:`train.libraries`; a saved policy plays without them.
 Each loader needs its library's extra (``sb3``, ``rllib``).
 """
+
+#: What the command lines' help says of model files (``--help``).
+MODEL_FILES_NOTE = (
+    "Model files can hold code: sb3:/rllib: files are pickles, which run code when "
+    "unpickled, so these loaders never unpickle anything but the classes a YINSH policy "
+    "holds and refuse other files; py: and engine: agents run code by design."
+)

@@ -10,6 +10,12 @@ seeded generator.  A missing or corrupt checkpoint, or one with NaN or
 infinite weights, fails when the agent is built, with a ``ValueError`` naming
 it.  Needs the ``rllib`` extra; Ray itself
 is not started.
+
+An RLlib checkpoint is a set of pickles, and RLlib unpickles them: a pickle
+can run any code its author put in it.  So every ``*.pkl`` file of the module
+is first read with an unpickler that resolves only the classes the example's
+checkpoints name (:mod:`agents.libraries.pickle_check`); one naming anything
+else is refused unread.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from yinsh_env.observation import encode
 from yinsh_env.state import State
 
 from .library_agent import SavedPolicyAgent
+from .pickle_check import RLLIB_ALLOWED, check_pickles
 from .renamed import RLLIB_RENAMED, old_module_names
 
 #: Where an algorithm checkpoint keeps the learner's module.
@@ -49,6 +56,8 @@ def load_masked_module(path: str) -> Any:
     from . import rllib_models
 
     directory = module_dir(path, rllib_models.LEARNER)
+    with old_module_names(RLLIB_RENAMED):  # before RLlib unpickles anything
+        check_pickles(directory, RLLIB_ALLOWED, RLLIB_RENAMED, "RLlib checkpoint")
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     # RLlib's RLModule constructor logs a deprecation against RLlib's own code.

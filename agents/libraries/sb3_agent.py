@@ -9,6 +9,11 @@ likely legal action, ``greedy=false`` samples from it with the agent's seeded
 generator.  A missing, corrupt or mismatched model file, or one with NaN or
 infinite weights, fails when the agent is built, with a ``ValueError`` naming
 the file.
+
+An SB3 zip may hold pickles, and unpickling runs the code its author put in
+them.  The loader never unpickles: it builds every pickled entry the
+example's models hold from the readable fields beside it
+(:mod:`agents.libraries.sb3_safe`) and refuses a model with any other one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from yinsh_env.state import State
 
 from .library_agent import SavedPolicyAgent
 from .renamed import SB3_RENAMED, old_module_names
+from .sb3_safe import safe_custom_objects
 
 
 def policy_probabilities(policy: Any, state: State) -> np.ndarray:
@@ -65,9 +71,10 @@ def load_maskable_ppo(path: str) -> Any:
     file = model_file(path)
     from sb3_contrib import MaskablePPO
 
+    replacements = safe_custom_objects(file, SB3_RENAMED)  # ValueError: only a pickle gives it
     try:
         with old_module_names(SB3_RENAMED):
-            model = MaskablePPO.load(file, device="cpu")
+            model = MaskablePPO.load(file, device="cpu", custom_objects=replacements)
     except Exception as exc:  # SB3 raises many kinds for a bad file (zip, pickle, torch)
         raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from exc
     spaces: Any = model.observation_space

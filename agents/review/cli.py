@@ -31,6 +31,7 @@ from yinsh_env import GameRecord, RecordError, load_record
 from ..base import Agent
 from ..cli_args import agent_spec, input_file, int_in, number_in, output_dir
 from ..evaluation.workers import registry_snapshot
+from ..libraries import MODEL_FILES_NOTE
 from ..protocol import MAX_SEED
 from ..spec import AgentSpecError, available_agents, make_agent, register_agent
 from ..worker_pool import exit_on_signals, guarded_pool, kill_workers
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
             "mistakes and blunders marked, and a summary per player."
         ),
         epilog=f"agents: {', '.join(available_agents())}; those with a value review "
-        "(mcts, pretrained, net)",
+        f"(mcts, pretrained, net).  {MODEL_FILES_NOTE}",
     )
     parser.add_argument("records", nargs="+", metavar="RECORD", type=input_file)
     parser.add_argument(

@@ -58,7 +58,7 @@ def test_without_the_old_names_that_zip_would_not_load(
     from agents.libraries import sb3_agent
 
     monkeypatch.setattr(sb3_agent, "SB3_RENAMED", {})
-    with pytest.raises(AgentSpecError, match=r"No module named 'train\.sb3_maskable_ppo'"):
+    with pytest.raises(AgentSpecError, match=r"'train\.sb3_maskable_ppo\.PlanesCNN'"):
         make_agent(f"sb3:path={path}")
 
 
