@@ -187,83 +187,89 @@ class MetricsLog:
 
 
 def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
-    """Build the run's objects, fresh or from the run directory's latest checkpoint."""
+    """Build the run's objects: fresh (from ``init`` weights when the config names
+    them), or resumed from the run directory's latest checkpoint (grown into a
+    bigger network when ``init.grow`` allows)."""
     torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
-    checkpoint = latest_checkpoint(run_dir) if resume else None
-    if resume and checkpoint is None:
+    checkpoint = _checkpoint_to_resume(run_dir, resume)
+    state = _new_state(config, device)
+    if checkpoint is None:
+        _start_from_init_weights(state)
+    else:
+        _resume(state, checkpoint)
+    return state
+
+
+def _checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
+    """The latest checkpoint when resuming; RunError for nothing to resume, or for a
+    fresh run over a run directory that holds checkpoints."""
+    if not resume:
+        if list_checkpoints(run_dir):
+            raise RunError(
+                f"run directory {run_dir} already holds checkpoints; "
+                "pass --resume to continue it or choose another --run-dir"
+            )
+        return None
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is None:
         raise RunError(f"cannot resume: run directory {run_dir} holds no checkpoint")
-    if not resume and list_checkpoints(run_dir):
-        raise RunError(
-            f"run directory {run_dir} already holds checkpoints; "
-            "pass --resume to continue it or choose another --run-dir"
-        )
+    return checkpoint
+
+
+def _new_state(config: Config, device: torch.device) -> RunState:
+    """A freshly seeded network, learner and empty replay window at iteration 0."""
     random.seed(config.seed)
     np.random.seed(config.seed % 2**32)
     torch.manual_seed(config.seed)
     model = PolicyValueNet(config.network).to(device)
     total_steps = config.iterations * config.optim.steps_per_iteration
     learner = Learner(model, config.optim, total_steps, device, amp=amp_enabled(config.amp, device))
-    replay = ReplayBuffer(config.replay.window)
-    state = RunState(config, model, learner, replay, 0, new_history())
-    init = load_init_weights(config) if checkpoint is None else None
-    if init is not None:
-        model.load_state_dict(init.model)
-        state.history[INIT_KEY] = init.record()
-        state.history[CPU_KEY] = init.cpu_s
-    if checkpoint is not None:
-        data = read_file(checkpoint)
-        saved = config_of(data, checkpoint)
-        learner_state = data.get("learner")
-        grown = saved.network != config.network
-        if not grown:
-            load_weights(model, data, checkpoint)
-        else:
-            old = _grow_on_resume(model, data, checkpoint, saved.network, config)
-            if isinstance(learner_state, dict) and isinstance(learner_state.get("optimizer"), dict):
-                optimizer = carry_optimizer_state(learner_state["optimizer"], old, model)
-                learner_state = {**learner_state, "optimizer": optimizer}
-        try:
-            learner.load_state_dict(learner_state)  # type: ignore[arg-type]
-            set_rng_states(data["rng"])
-            state.iteration = int(data["iteration"])
-            state.history = data["history"]
-            if grown:
-                state.history.setdefault(GROWN_KEY, []).append(
-                    {
-                        "iteration": state.iteration,
-                        "from": asdict(saved.network),
-                        "to": asdict(config.network),
-                    }
-                )
-        except (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
-            raise CheckpointError(
-                f"checkpoint {checkpoint} holds no usable optimizer, RNG or iteration state: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
-        if replay_path(checkpoint).exists():
-            replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
-        else:
-            # A checkpoint restored without its replay file (train.tools.run_archive): the
-            # window starts empty and learning waits for replay.min_positions again.
-            state.replay_restarted = True
-            state.history.setdefault(RESTARTS_KEY, []).append(state.iteration)
-    return state
+    return RunState(config, model, learner, ReplayBuffer(config.replay.window), 0, new_history())
+
+
+def _start_from_init_weights(state: RunState) -> None:
+    """Load the weights the config's ``init`` names, if any, and their CPU clock."""
+    init = load_init_weights(state.config)
+    if init is None:
+        return
+    state.model.load_state_dict(init.model)
+    state.history[INIT_KEY] = init.record()
+    state.history[CPU_KEY] = init.cpu_s
+
+
+#: What a checkpoint's malformed optimizer, RNG, iteration or history raises when
+#: loaded (torch's ``load_state_dict``, the RNG setters, ``int()``, a history that
+#: is not a dict).
+_BAD_STATE = (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError)
+
+
+def _resume(state: RunState, checkpoint: Path) -> None:
+    """Go on from ``checkpoint``: its weights (grown if the config's network is
+    bigger), optimizer, RNG states, iteration, history and replay window."""
+    data = read_file(checkpoint)
+    saved = config_of(data, checkpoint).network
+    learner_state = data.get("learner")
+    grown_from = None if saved == state.config.network else saved
+    if grown_from is None:
+        load_weights(state.model, data, checkpoint)
+    else:
+        learner_state = _grow_on_resume(state, data, checkpoint, grown_from)
+    _restore_progress(state, data, checkpoint, learner_state, grown_from)
+    _restore_replay(state, checkpoint)
 
 
 def _grow_on_resume(
-    model: PolicyValueNet,
-    data: dict[str, Any],
-    checkpoint: Path,
-    saved: NetworkConfig,
-    config: Config,
-) -> PolicyValueNet:
-    """Load a checkpoint of a smaller network into ``model``, grown (:mod:`train.grow`).
+    state: RunState, data: dict[str, Any], checkpoint: Path, saved: NetworkConfig
+) -> Any:
+    """Load a checkpoint of a smaller network into the run's, grown (:mod:`train.grow`).
 
-    Returns the checkpoint's own network, whose parameter names and shapes map
-    the optimizer's moments onto ``model``'s.  Refused, naming both networks,
-    unless ``init.grow`` is set and the checkpoint's network can grow into it.
+    Returns the checkpoint's learner state with the optimizer's moments of
+    every unchanged weight mapped onto the grown network.  Refused, naming
+    both networks, unless ``init.grow`` is set and the checkpoint's network
+    can grow into the config's.
     """
+    config = state.config
     old = load_weights(PolicyValueNet(saved), data, checkpoint)
     try:
         grown = grown_if_allowed(
@@ -275,8 +281,58 @@ def _grow_on_resume(
             f"requested {config.network}; {exc} (the replay window, schedule and CPU "
             "clock go on), or resume with the checkpoint's network"
         ) from None
-    model.load_state_dict(grown)
-    return old
+    state.model.load_state_dict(grown)
+    learner_state = data.get("learner")
+    if isinstance(learner_state, dict) and isinstance(learner_state.get("optimizer"), dict):
+        optimizer = carry_optimizer_state(learner_state["optimizer"], old, state.model)
+        learner_state = {**learner_state, "optimizer": optimizer}
+    return learner_state
+
+
+#: What a checkpoint's malformed optimizer, RNG, iteration or history raises when
+#: loaded (torch's ``load_state_dict``, the RNG setters, ``int()``, a history that
+#: is not a dict).
+_BAD_STATE = (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError)
+
+
+def _restore_progress(
+    state: RunState,
+    data: dict[str, Any],
+    checkpoint: Path,
+    learner_state: Any,
+    grown_from: NetworkConfig | None,
+) -> None:
+    """The optimizer, RNG states, iteration and history a checkpoint saved (where the
+    network grew, noted in the history); CheckpointError naming what is unusable."""
+    try:
+        state.learner.load_state_dict(learner_state)
+        set_rng_states(data["rng"])
+        state.iteration = int(data["iteration"])
+        state.history = data["history"]
+        if grown_from is not None:
+            state.history.setdefault(GROWN_KEY, []).append(
+                {
+                    "iteration": state.iteration,
+                    "from": asdict(grown_from),
+                    "to": asdict(state.config.network),
+                }
+            )
+    except _BAD_STATE as exc:
+        raise CheckpointError(
+            f"checkpoint {checkpoint} holds no usable optimizer, RNG or iteration state: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _restore_replay(state: RunState, checkpoint: Path) -> None:
+    """The checkpoint's replay window, or an empty one noted in the history when the
+    checkpoint was restored without its replay file (train.tools.run_archive): learning
+    then waits for ``replay.min_positions`` again."""
+    if replay_path(checkpoint).exists():
+        state.replay.load_state_dict(read_file(replay_path(checkpoint), "replay")["replay"])
+    else:
+        state.replay_restarted = True
+        state.history.setdefault(RESTARTS_KEY, []).append(state.iteration)
 
 
 def self_play(

@@ -281,3 +281,30 @@ def test_a_missing_checkpoint_that_was_never_pruned_is_named() -> None:
 
     text = _missing(Path("arch"), "checkpoints/iter_000001.pt", {"files": {}})
     assert "arch/checkpoints/iter_000001.pt is missing" in text and "git" not in text
+
+
+@pytest.mark.parametrize(
+    ("damage", "kind"),
+    [("iteration", "ValueError"), ("history", "AttributeError"), ("rng", "KeyError")],
+)
+def test_a_checkpoint_with_unusable_state_is_refused_naming_it(
+    tmp_path: Path, source_run: Path, damage: str, kind: str
+) -> None:
+    run_dir = tmp_path / "damaged"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    last = checkpoint_path(source_run, 2)
+    data = read_file(last)
+    if damage == "rng":
+        del data["rng"]
+    else:
+        data[damage] = "x" if damage == "iteration" else ["not", "a", "dict"]
+    target = checkpoint_path(run_dir, 2)
+    torch.save(data, target)
+    os.link(replay_path(last), replay_path(target))
+    # A damaged history shows where the network grows (the history records it).
+    grow = ("network.opponent_policy=true", "init.grow=true") if damage == "history" else ()
+    config = tiny(tmp_path, "iterations=3", *grow)
+    with pytest.raises(
+        CheckpointError, match=f"holds no usable optimizer, RNG or iteration state: {kind}"
+    ):
+        run(config, run_dir, resume=True, progress=False)
