@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import PicklePayload
 
 pytest.importorskip("ray.rllib")
 
@@ -17,16 +18,6 @@ from agents.libraries.pickle_check import RLLIB_ALLOWED, check_pickles
 from agents.spec import AgentSpecError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-
-class Payload:
-    """Unpickled, it writes a file: proof that a pickle ran."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Path.write_text, (self.marker, "ran"))
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +50,7 @@ def test_a_payload_in_any_pickle_is_refused_unread(
     shutil.copytree(saved_module, folder)
     marker = tmp_path / "ran.txt"
     (folder / name).parent.mkdir(exist_ok=True)
-    (folder / name).write_bytes(pickle.dumps({"state": Payload(marker)}))
+    (folder / name).write_bytes(pickle.dumps({"state": PicklePayload(marker)}))
     with pytest.raises(AgentSpecError, match=r"names pathlib\.Path\.write_text.*refused unread"):
         make_agent(f"rllib:path={folder}")
     assert not marker.exists()

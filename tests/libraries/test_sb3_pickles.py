@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import PicklePayload
 
 pytest.importorskip("sb3_contrib")
 
@@ -22,16 +23,6 @@ from agents.libraries.sb3_agent import load_maskable_ppo
 from yinsh_env import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-
-class Payload:
-    """Unpickled, it writes a file: proof that a pickle ran."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Path.write_text, (self.marker, "ran"))
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +76,7 @@ def test_a_pickled_payload_never_runs(tiny_zip: Path, tmp_path: Path, key: str) 
     marker = tmp_path / "ran.txt"
 
     def plant(data: dict[str, Any]) -> None:
-        entry = _pickled(Payload(marker))
+        entry = _pickled(PicklePayload(marker))
         if isinstance(data.get(key), dict):  # keep the readable fields, swap the pickle
             entry = {**data[key], ":serialized:": entry[":serialized:"]}
         data[key] = entry
