@@ -7,6 +7,10 @@
   CNN, the warm start from the shipped network);
 * :mod:`agents.libraries.rllib_agent`: the ``rllib:`` agent, an RLlib module checkpoint;
 * :mod:`agents.libraries.rllib_models`: the masked policy module an RLlib checkpoint holds;
+* :mod:`agents.libraries.sb3_masking`: MaskablePPO's masked distribution without torch's
+  slow ``exp`` path;
+* :mod:`agents.libraries.ppo_agent`: the ``ppo:`` agent, a policy of the single-file PPO;
+* :mod:`agents.libraries.ppo_policy`: that PPO's network, its saved-policy file, batched play;
 * :mod:`agents.libraries.small_cnn`: the conv trunk both libraries' networks share;
 * :mod:`agents.libraries.renamed`: files saved under the classes' old module paths
   (``train.sb3_maskable_ppo``) keep loading.

@@ -6,7 +6,10 @@
   curricula, and the callbacks that keep them;
 * :mod:`train.libraries.rllib_example`: RLlib's PPO on the multi-agent environment
   (``--save DIR``);
-* :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents.
+* :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
+* :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
+* :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,
+  TensorBoard scalars, a bar on a terminal).
 
 The networks they train, and the agents that play them, are :mod:`agents.libraries`.
 """
