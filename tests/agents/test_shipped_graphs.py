@@ -162,3 +162,23 @@ def test_the_exporter_refuses_a_missing_checkpoint_naming_it(
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all("nothing.pt does not exist" in line for line in err)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_exporting_a_shipped_network_writes_its_graphs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("onnx", reason="exporting needs the train extra")
+    from train.tools import pretrained as pretrained_tool
+
+    monkeypatch.setattr(pretrained_tool, "WEIGHTS", tmp_path / "pretrained.pt")
+    assert pretrained_tool.main(["export", str(weights_path("anchor-v1"))]) == 0
+    graphs = shipped_graphs(tmp_path / "pretrained.pt")
+    assert graphs is not None and graphs.metadata["source"] == str(weights_path("anchor-v1"))
+    (tmp_path / "runs").mkdir()
+    elsewhere = tmp_path / "runs" / "mine.pt"  # a slim file outside the shipped ones: no graphs
+    assert (
+        pretrained_tool.main(["export", str(weights_path("anchor-v1")), "--out", str(elsewhere)])
+        == 0
+    )
+    assert elsewhere.is_file() and shipped_graphs(elsewhere) is None

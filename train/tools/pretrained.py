@@ -3,8 +3,10 @@
 ``export`` writes a checkpoint's network as a slim checkpoint (float32
 weights, the training config, and ``metadata``: how it was made, on what
 machine, in how much time, and how it scored), the file the ``pretrained``
-agent plays (:mod:`agents.network.pretrained`); ``info`` prints a slim file's
-metadata.  docs/guide/pretrained.md says how the shipped one was made::
+agent plays (:mod:`agents.network.pretrained`), with its ONNX graphs when
+written among the shipped networks (:mod:`agents.network.export_onnx`: ``pretrained``
+plays them without torch); ``info`` prints a slim file's metadata.
+docs/guide/pretrained.md says how the shipped one was made::
 
     python -m train.tools.pretrained export runs/long/best.pt --command "yinsh-train ..." \\
         --cpu-hours 3.1 --notes "..."
@@ -24,6 +26,7 @@ import torch
 
 from agents.cli_args import any_path, input_file, number_in, output_file
 from agents.evaluation.version import machine
+from agents.network.export_onnx import export as export_graphs
 from agents.network.pretrained import WEIGHTS, metadata
 
 from ..checkpoint import (
@@ -80,7 +83,12 @@ def main(argv: list[str] | None = None) -> int:
                 extra["wall_hours"] = args.wall_hours
             if args.results is not None:
                 extra["results"] = _results(args.results)
-            print(f"wrote {export(args.checkpoint, args.out, extra)}")
+            written = export(args.checkpoint, args.out, extra)
+            print(f"wrote {written}")
+            if written.resolve().parent == WEIGHTS.parent.resolve():
+                # A shipped network plays its ONNX graphs (agents.network.graphs).
+                for path in export_graphs(written):
+                    print(f"wrote {path}")
         else:
             print(json.dumps(metadata(args.path), indent=1))
     except (CheckpointError, OSError) as exc:
