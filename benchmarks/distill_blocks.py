@@ -42,6 +42,7 @@ from benchmarks.bench_blocks import CANDIDATES, BottleneckBlock, candidate
 from train.checkpoint import load_model
 from train.replay import ReplayBuffer, make_batch
 from train.tools.distill import split_games
+from yinsh_env.atomic_write import write_file
 
 
 def split_replay(path: str, held_out: float = 0.1) -> tuple[ReplayBuffer, ReplayBuffer]:
@@ -191,16 +192,14 @@ def main(argv: list[str] | None = None) -> int:
         metrics[label] = m
         print(f"| {label} | {m['top1']:.3f} | {m['kl']:.4f} | {m['value_mse']:.4f} |")
     out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {
-            "tower": args.student,
-            "model": student.state_dict(),
-            "steps": args.steps,
-            "cpu_seconds": seconds,
-            "metrics": metrics,
-        },
-        out,
-    )
+    saved = {
+        "tower": args.student,
+        "model": student.state_dict(),
+        "steps": args.steps,
+        "cpu_seconds": seconds,
+        "metrics": metrics,
+    }
+    write_file(out, lambda handle: torch.save(saved, handle))
     print(f"saved {out}")
     return 0
 

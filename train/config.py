@@ -51,6 +51,7 @@ from agents.network.config import (
 )
 from agents.params import MAX_SIMS, MAX_THREADS, clip, device_name
 from agents.spec import AgentSpecError, parse_spec
+from yinsh_env.atomic_write import write_text
 
 from .bounded_yaml import load_yaml
 
@@ -426,7 +427,7 @@ def apply_override(data: dict[str, Any], item: str) -> str:
 
 def save_config(config: Config, path: str | Path) -> None:
     """Write the resolved config as YAML (read back by :func:`load_config`)."""
-    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
 # --- error messages that name the key -----------------------------------------------

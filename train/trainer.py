@@ -167,7 +167,7 @@ class MetricsLog:
             write_text_atomic(self.path, "".join(json.dumps(record) + "\n" for record in kept))
             self.logged = {int(record.get("iteration", 0)) for record in kept}
         elif resume_after is None:
-            self.path.write_text("")
+            write_text_atomic(self.path, "")
         from torch.utils.tensorboard import SummaryWriter
 
         purge = resume_after + 1 if resume_after is not None else None

@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import torch
 
 from agents.base import Agent, batch_arrays
 from agents.params import PathText, Threads, checked
+from yinsh_env.atomic_write import write_text
 from yinsh_env.observation import decode
 from yinsh_env.state import State
 
@@ -29,12 +31,12 @@ from yinsh_env.state import State
 VARIANT_FILE = "yinsh.json"
 
 
-def save_variant(path: str | Path, rings_to_win: int) -> None:
-    """Record ``rings_to_win`` with the policy saved at ``path`` (a directory or a zip)."""
-    path = Path(path)
+def save_variant(path: str | Path | BinaryIO, rings_to_win: int) -> None:
+    """Record ``rings_to_win`` with the policy saved at ``path`` (a directory, a zip,
+    or a zip being built in memory)."""
     text = json.dumps({"rings_to_win": int(rings_to_win)})
-    if path.is_dir():
-        (path / VARIANT_FILE).write_text(text)
+    if isinstance(path, (str, Path)) and Path(path).is_dir():
+        write_text(Path(path) / VARIANT_FILE, text)
         return
     with zipfile.ZipFile(path, "a") as archive:
         if VARIANT_FILE not in archive.namelist():

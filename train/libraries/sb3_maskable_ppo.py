@@ -54,6 +54,7 @@ This is a baseline for library users, not the project's trainer (see
 from __future__ import annotations
 
 import argparse
+import io
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ from agents.evaluation.elo import Tally
 from agents.libraries.library_agent import save_variant
 from agents.libraries.sb3_models import PlanesCNN
 from agents.params import MAX_THREADS
+from yinsh_env.atomic_write import write_bytes
 from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES, OpponentSampler
@@ -559,8 +561,10 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
     print(profile.summary(steps))
     if args.save is not None:
-        model.save(args.save)
-        save_variant(args.save, args.rings_to_win)
+        buffer = io.BytesIO()  # the zip is made whole, then written by the one writer
+        model.save(buffer)
+        save_variant(buffer, args.rings_to_win)
+        write_bytes(args.save, buffer.getvalue())
         print(f"saved {args.save}")
     result = evaluate_batch(
         model, eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000

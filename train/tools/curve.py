@@ -40,6 +40,7 @@ from agents.evaluation.scale import Scale, default_scale
 from train.checkpoint import CheckpointError, latest_checkpoint, read_file
 from train.evaluate import checkpoint_name, ladder_ratings, ladder_scale
 from train.trainer import METRICS_NAME
+from yinsh_env.atomic_write import write_file, write_text
 
 
 @dataclass(frozen=True)
@@ -274,8 +275,11 @@ def plot_curve(
     ax.set_title(title or "strength against training time")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    fmt = Path(out).suffix[1:].lower() or "png"
+    try:
+        write_file(out, lambda handle: fig.savefig(handle, format=fmt, dpi=110))
+    finally:
+        plt.close(fig)
 
 
 def _source(text: str) -> Path:
@@ -314,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nnot on the fixed scale (no anchor among their baselines): {', '.join(own)}")
     if args.json is not None:
         try:
-            args.json.write_text(json.dumps(curves[-1][1].to_dict(), indent=1))
+            write_text(args.json, json.dumps(curves[-1][1].to_dict(), indent=1))
         except OSError as exc:
             print(f"train.tools.curve: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
             return 1

@@ -16,6 +16,7 @@ from typing import Any
 
 from agents.cli_args import check_writable_file, image_file, input_dir
 from train.trainer import METRICS_NAME, RunError, read_metrics
+from yinsh_env.atomic_write import write_file
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:
@@ -75,7 +76,8 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Any:
     fig.suptitle(str(run_dir))
     fig.tight_layout()
     if out is not None:
-        fig.savefig(out, dpi=110)
+        fmt = Path(out).suffix[1:].lower() or "png"
+        write_file(out, lambda handle: fig.savefig(handle, format=fmt, dpi=110))
     return fig
 
 
