@@ -105,7 +105,10 @@ def test_every_network_agent_takes_the_same_default_precision() -> None:
 
 #: Run without the train extra: the base install's agents, commands and the shipped network.
 WITHOUT_TRAIN_EXTRA = """
+import importlib
 import sys
+for module in SCRIPT_MODULES:  # every console script but yinsh-train, and the vector envs
+    importlib.import_module(module)
 from agents import make_agent
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.match import play_match
@@ -125,9 +128,20 @@ print("loaded:", loaded)
 """
 
 
+def _base_script_modules() -> list[str]:
+    """The modules of the console scripts a base install runs (all but ``yinsh-train``)."""
+    tomllib = pytest.importorskip("tomllib")
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert "yinsh-train" in scripts and "yinsh-eval" in scripts
+    return [target.partition(":")[0] for name, target in scripts.items() if name != "yinsh-train"]
+
+
 def test_the_base_install_plays_pretrained_without_torch(tmp_path: Path) -> None:
-    code = WITHOUT_TRAIN_EXTRA.replace("CHECKPOINT", str(weights_path())).replace(
-        "BLOCKED", repr(NOT_IN_BASE_INSTALL)
+    modules = [*_base_script_modules(), "yinsh_env.vector", "agents.web.server"]
+    code = (
+        WITHOUT_TRAIN_EXTRA.replace("CHECKPOINT", str(weights_path()))
+        .replace("BLOCKED", repr(NOT_IN_BASE_INSTALL))
+        .replace("SCRIPT_MODULES", repr(modules))
     )
     done = subprocess.run(
         [sys.executable, "-c", BLOCK_NON_BASE_PACKAGES + code],
