@@ -134,6 +134,8 @@ def check_db(path: str | Path) -> None:
         except PathError as exc:
             raise ResultsDBError(f"--db {exc}") from None
         return
+    if not file.is_file():  # SQLite needs a file it can lock and seek in; a pipe blocks
+        raise ResultsDBError(f"--db {file}: not a regular file (a device, a pipe or a socket)")
     if file.stat().st_size == 0:
         return
     with open(file, "rb") as handle:

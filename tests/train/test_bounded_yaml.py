@@ -42,3 +42,20 @@ def test_a_config_file_with_a_key_twice_names_the_file_the_key_and_the_lines(
         load_config(path)
     message = str(caught.value)
     assert str(path) in message and "'iterations' given twice (lines 2 and 3)" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [("3_0", 30), ("1:30", 90), ("010", 8), ("0x10", 16), ("0b11", 3), ("1_0.5", 10.5)],
+)
+def test_numbers_yaml_reads_as_something_else_are_refused(text: str, read: object) -> None:
+    with pytest.raises(ValueError, match=f"reads as {read!r} in YAML"):
+        load_yaml(f"train:\n  iterations: {text}\n")
+    assert load_yaml(f"name: '{text}'\n") == {"name": text}  # quoted: text, as written
+
+
+def test_an_override_with_such_a_number_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("train:\n  iterations: 3\n")
+    with pytest.raises(ConfigError, match="'3_0' on line 1 reads as 30"):
+        load_config(path, ["train.iterations=3_0"])
