@@ -4,7 +4,8 @@ One job per module, in the order data flows through a run
 (``yinsh-train``, :mod:`train.cli` -> :func:`train.trainer.run`):
 
 * :mod:`train.cli`: the ``yinsh-train`` command;
-* :mod:`train.config`: every hyper-parameter, from YAML and overrides;
+* :mod:`train.config`: a run's config, from YAML and overrides, errors naming the key;
+* :mod:`train.config_schema`: every hyper-parameter, its default and constraint;
 * :mod:`train.bounded_yaml`: YAML read with bounded work (configs, overrides);
 * :mod:`train.config_files`: the shipped configs by name (``--config quick``);
 * :mod:`train.preflight`: what the run needs of this machine, checked before any work;

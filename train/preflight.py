@@ -1,6 +1,6 @@
 """What a run needs from this machine, checked before any work starts.
 
-The config schema (:mod:`train.config`) checks a config on its own, so that a
+The config schema (:mod:`train.config_schema`) checks a config on its own, so that a
 checkpoint's saved config parses anywhere; this adds what only the machine
 running the run can tell: that the device exists, that the evaluation's
 opponents can be built here (known agents and parameters, their programs and

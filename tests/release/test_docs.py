@@ -35,7 +35,7 @@ PAGES = {
     "index.html": "YINSH",
     "api/index.html": "API reference",
     "api/_generated/yinsh_env.state.html": "yinsh_env.state.State.apply",
-    "api/_generated/train.config.html": "PositiveInt",
+    "api/_generated/train.config_schema.html": "PositiveInt",
     "guide/install.html": "installs a CPU build of PyTorch",
     "guide/protocol.html": "yinsh-engine",
     "guide/review.html": "yinsh-review",
