@@ -62,6 +62,18 @@ STDERR_TAIL_LINES = 5
 EXIT_WAIT = 10.0
 
 
+def _open_log(path: str) -> IO[str]:
+    """``path`` opened for appending, without waiting: a FIFO nobody reads is an error
+    naming it (opening it would block the match until a reader came)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        raise ValueError(f"log {path!r} cannot be written ({exc.strerror})") from None
+    os.set_blocking(fd, True)
+    return open(fd, "a", encoding="utf-8", errors="replace")
+
+
 class EngineProcess:
     """A running engine program: its pipes, and reader threads that never block the caller.
 
@@ -71,9 +83,7 @@ class EngineProcess:
 
     def __init__(self, argv: list[str], log_path: str = "") -> None:
         self.argv = argv
-        self._log: IO[str] | None = (
-            open(log_path, "a", encoding="utf-8", errors="replace") if log_path else None  # noqa: SIM115
-        )
+        self._log: IO[str] | None = _open_log(log_path) if log_path else None
         try:
             self.proc = subprocess.Popen(
                 argv,
