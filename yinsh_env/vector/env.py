@@ -35,12 +35,13 @@ from ..errors import IllegalActionError, NotAnActionError
 from ..gym_env import _parse_learner, _reward
 from ..opponents import Entry, is_sampler
 from ..state import DEFAULT_RINGS_TO_WIN
-from ..vocabulary import Phase, Result, Termination
+from ..vocabulary import Result, Termination
 from .observe import encode, masks_for
 from .opponents import BatchOpponent, batch_opponent
 from .shaping import check_shaping, ring_potential
 from .state import new_batch, reset_games
 from .step import apply, outcome
+from .tables import OVER
 
 __all__ = ["YinshVectorEnv"]
 
@@ -174,7 +175,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         batch = self._batch
         while games.size:
             games = games[
-                (batch.phase[games] != Phase.OVER) & (batch.to_act[games] != self._learner[games])
+                (batch.phase[games] != OVER) & (batch.to_act[games] != self._learner[games])
             ]
             if not games.size:
                 break
@@ -210,7 +211,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         apply(batch, played, acts[played])
         if not self.self_play:
             self._play_opponents(played)
-        over = batch.phase == Phase.OVER
+        over = batch.phase == OVER
         done = over | ~legal
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         finished = np.flatnonzero(over)
@@ -259,7 +260,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         if finished.size:
             column("result", finished, [_RESULTS[w] for w in winner.tolist()])
             column("end_reason", finished, [_ENDS[e] for e in ending.tolist()])
-        illegal = np.setdiff1d(ended, finished)
+        illegal = ended[batch.phase[ended] != OVER]  # ended on an illegal action
         if illegal.size:
             column("illegal_action", illegal, acts[illegal], np.int64)
         if self._sampler is not None:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..vocabulary import Phase
 from .legal import move_destinations
 from .observe import decode
 from .state import BatchState
 from .step import apply, outcome
-from .tables import MARKER_CODE, RING_CODE, SEGMENT_POINTS_T
+from .tables import MARKER_CODE, OVER, RING, RING_CODE, SEGMENT_POINTS_T
 
 __all__ = ["GreedyOpponent", "evaluate", "turn_values"]
 
@@ -43,7 +42,7 @@ def _side_score(state: BatchState, player: np.ndarray) -> np.ndarray:
     fours = (four & ~with_ring & ~opp_rings).sum(axis=0)
     threes = ((count == 3) & ~opp_rings).sum(axis=0)
     arange = np.arange(state.num_games)
-    pending = np.minimum(rows, 1) + ((state.phase == Phase.RING) & (state.to_act == player))
+    pending = np.minimum(rows, 1) + ((state.phase == RING) & (state.to_act == player))
     mobility = move_destinations(state.cells, state.ring_pos[arange, player]).sum(axis=(1, 2, 3))
     return np.asarray(
         h.RING_VALUE * state.removed[arange, player]
@@ -62,7 +61,7 @@ def evaluate(state: BatchState, player: np.ndarray) -> np.ndarray:
     from agents.heuristics import WIN_SCORE
 
     value = _side_score(state, player) - _side_score(state, 1 - player)
-    over = np.flatnonzero(state.phase == Phase.OVER)
+    over = np.flatnonzero(state.phase == OVER)
     if over.size:
         winner, _ = outcome(state, over)
         won = np.where(winner == player[over], WIN_SCORE, -WIN_SCORE)
@@ -74,7 +73,7 @@ def turn_values(state: BatchState, player: np.ndarray) -> np.ndarray:
     """:func:`agents.greedy.best_turn_value` of every game: the best value ``player``
     reaches by finishing their own decisions of this turn greedily (m,)."""
     values = np.empty(state.num_games, dtype=np.float64)
-    going = (state.phase != Phase.OVER) & (state.to_act == player)
+    going = (state.phase != OVER) & (state.to_act == player)
     done = np.flatnonzero(~going)
     if done.size:
         values[done] = evaluate(state.take(done), player[done])

@@ -13,7 +13,6 @@ import numpy as np
 
 from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
 from ..geometry import N_POINTS
-from ..vocabulary import Phase
 from .state import BatchState
 from .tables import (
     CELL_KIND,
@@ -22,10 +21,15 @@ from .tables import (
     MARKER_CODE,
     MARKER_W,
     MAX_RAY,
+    MOVE,
+    N_PHASES,
     OFF,
+    PLACE,
     RAY_ACTIONS,
     RAY_LEGAL_STEPS,
     RAY_POINTS_T,
+    RING,
+    ROW,
     SEGMENT_POINTS_T,
 )
 
@@ -85,20 +89,20 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     phase = state.phase[games]
     me = state.to_act[games]
     cells = state.cells
-    present = np.bincount(phase, minlength=len(Phase))
+    present = np.bincount(phase, minlength=N_PHASES)
     only = len(present.nonzero()[0]) == 1  # one phase: its group is every game
 
-    def group(which: Phase) -> tuple[np.ndarray, np.ndarray]:
+    def group(which: int) -> tuple[np.ndarray, np.ndarray]:
         if only:
             return games, me
         chosen = phase == which
         return games[chosen], me[chosen]
 
-    if present[Phase.PLACE]:
-        placing, _ = group(Phase.PLACE)
+    if present[PLACE]:
+        placing, _ = group(PLACE)
         mask[placing, :N_POINTS] = cells[placing, :N_POINTS] == EMPTY
-    if present[Phase.MOVE]:
-        moving, players = group(Phase.MOVE)
+    if present[MOVE]:
+        moving, players = group(MOVE)
         rings = state.ring_pos[moving, players]
         legal = move_destinations(cells[moving], rings)
         found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
@@ -107,11 +111,11 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
         np.put(mask.reshape(-1), game * N_ACTIONS + actions, True)
         stuck = ~legal.reshape(moving.size, -1).any(axis=1)
         mask[moving[stuck], PASS_ACTION] = True
-    if present[Phase.ROW]:
-        rowing, players = group(Phase.ROW)
+    if present[ROW]:
+        rowing, players = group(ROW)
         mask[rowing, ROW_OFFSET:RING_OFFSET] = rows_of(cells[rowing], MARKER_CODE[players])
-    if present[Phase.RING]:
-        removing, players = group(Phase.RING)
+    if present[RING]:
+        removing, players = group(RING)
         rings = state.ring_pos[removing, players]
         g, r = np.nonzero(rings != OFF)
         mask[removing[g], RING_OFFSET + rings[g, r]] = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..observation import GRID, N_PLANES
-from ..vocabulary import TOTAL_MARKERS, Phase
+from ..vocabulary import TOTAL_MARKERS
 from .legal import rows_of
 from .state import BatchState, new_batch
 from .tables import (
@@ -21,8 +21,10 @@ from .tables import (
     MARKER_CODE,
     OFF,
     POINT_CELL,
+    RING,
     RING_CODE,
     RINGS_PER_SIDE,
+    ROW,
     SEGMENT_POINTS,
 )
 
@@ -55,7 +57,7 @@ def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = Non
     values[:, :, :5] = np.take(_CELL_PLANES, (_CODES * me)[:, None] + np.arange(_CODES), axis=0)
     values[:, :, 5:9] = np.take(_PHASE_PLANES, phase, axis=0)[:, None, :]
     values[:, :, 9] = 0.0  # candidate rows: written below
-    resolving = (phase == Phase.ROW) | (phase == Phase.RING)
+    resolving = (phase == ROW) | (phase == RING)
     values[:, :, 10] = (resolving & (state.mover[games] == me))[:, None]
     values[:, :, 11] = (removed[arange, me] / 5.0)[:, None]
     values[:, :, 12] = (removed[arange, opp] / 5.0)[:, None]
@@ -66,7 +68,7 @@ def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = Non
     cells = np.take(state.cells[games], GRID_POINT, axis=1)  # (n, 121): OFF off the board
     codes = cells + (_CODES * arange)[:, None]
     planes = np.take(values.reshape(-1, N_PLANES), codes, axis=0)  # (n, 121, 17)
-    in_row = np.flatnonzero(phase == Phase.ROW)
+    in_row = np.flatnonzero(phase == ROW)
     if in_row.size:
         to_act = state.to_act[games[in_row]]
         rows = rows_of(state.cells[games[in_row]], MARKER_CODE[to_act])
@@ -115,7 +117,7 @@ def decode(planes: np.ndarray, masks: np.ndarray) -> BatchState:
     state.passes[:] = constants[:, 15] > 0.5
     state.to_act[:] = me
     state.phase[:] = np.argmax(constants[:, 5:9], axis=1)
-    resolving = (state.phase == Phase.ROW) | (state.phase == Phase.RING)
+    resolving = (state.phase == ROW) | (state.phase == RING)
     state.mover[:] = np.where(resolving, np.where(constants[:, 10] > 0.5, me, opp), -1)
     state.mask[:] = masks.astype(np.bool_)
     return state

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..vocabulary import RINGS_PER_PLAYER, Phase
+from ..vocabulary import RINGS_PER_PLAYER
 from .legal import has_row, refresh_mask, rows_by_colour
 from .state import BatchState
 from .tables import (
@@ -20,15 +20,19 @@ from .tables import (
     EMPTY,
     FLIP,
     MARKER_CODE,
+    MOVE,
     MOVE_BETWEEN_POINTS,
     MOVE_DEST,
     MOVE_KIND,
     MOVE_ORIGIN,
     OFF,
+    OVER,
     PASS_KIND,
     PLACE_KIND,
+    RING,
     RING_CODE,
     RING_KIND,
+    ROW,
     ROW_KIND,
     SEGMENT_POINTS,
 )
@@ -62,7 +66,7 @@ def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) 
     state.ring_pos[g, me, slot] = point
     state.to_act[g] = 1 - me
     placed = (state.ring_pos[g] != OFF).sum(axis=(1, 2)) + state.removed[g].sum(axis=1)
-    state.phase[g[placed >= 2 * RINGS_PER_PLAYER]] = Phase.MOVE
+    state.phase[g[placed >= 2 * RINGS_PER_PLAYER]] = MOVE
 
 
 def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) -> None:
@@ -85,7 +89,7 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
     opp_row = ~own_row & flipped_to_opp & np.where(me == 0, black, white)
     over = ~own_row & ~opp_row & (state.pool[g] <= 0)
     state.to_act[g] = np.where(own_row, me, opp)
-    state.phase[g] = np.where(own_row | opp_row, Phase.ROW, np.where(over, Phase.OVER, Phase.MOVE))
+    state.phase[g] = np.where(own_row | opp_row, ROW, np.where(over, OVER, MOVE))
     quiet = ~own_row & ~opp_row & ~over
     state.mover[g[quiet]] = -1
 
@@ -93,7 +97,7 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
 def _row(state: BatchState, g: np.ndarray, me: np.ndarray, segment: np.ndarray) -> None:
     state.cells[g[:, None], SEGMENT_POINTS[segment]] = EMPTY
     state.pool[g] += 5
-    state.phase[g] = Phase.RING
+    state.phase[g] = RING
 
 
 def _ring(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
@@ -102,10 +106,10 @@ def _ring(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -
     state.ring_pos[g, me] = np.where(own == point[:, None], OFF, own)
     state.removed[g, me] += 1
     won = state.removed[g, me] >= state.rings_to_win
-    state.phase[g[won]] = Phase.OVER
+    state.phase[g[won]] = OVER
     rest, me = g[~won], me[~won]
     more = has_row(state.cells[rest], MARKER_CODE[me])
-    state.phase[rest[more]] = Phase.ROW
+    state.phase[rest[more]] = ROW
     _after_rows(state, rest[~more], me[~more])
 
 
@@ -116,14 +120,14 @@ def _after_rows(state: BatchState, g: np.ndarray, player: np.ndarray) -> None:
     theirs = (player == mover) & has_row(state.cells[g], MARKER_CODE[opp])
     state.to_act[g] = opp
     ending = ~theirs & (state.pool[g] <= 0)
-    state.phase[g] = np.where(theirs, Phase.ROW, np.where(ending, Phase.OVER, Phase.MOVE))
+    state.phase[g] = np.where(theirs, ROW, np.where(ending, OVER, MOVE))
     state.mover[g[~theirs & ~ending]] = -1
 
 
 def _pass(state: BatchState, g: np.ndarray, me: np.ndarray, _: np.ndarray) -> None:
     state.passes[g] += 1
     state.to_act[g] = 1 - me
-    state.phase[g[state.passes[g] >= 2]] = Phase.OVER
+    state.phase[g[state.passes[g] >= 2]] = OVER
 
 
 _RULES = (

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..actions import MOVE_ACTION, MOVE_OFFSET, N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
 from ..geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINTS, RAYS, SEGMENTS
+from ..vocabulary import Phase
 
 #: Cell codes: empty, White's / Black's ring, White's / Black's marker, off the board.
 EMPTY: Final = 0
@@ -34,6 +35,14 @@ RINGS_PER_SIDE: Final = 5
 MAX_RAY: Final = 9
 MAX_BETWEEN: Final = 8
 N_SEGMENTS: Final = len(SEGMENTS)
+
+#: The phases as plain ints (an Enum member costs a lookup per use on the hot path).
+PLACE: Final = int(Phase.PLACE)
+MOVE: Final = int(Phase.MOVE)
+ROW: Final = int(Phase.ROW)
+RING: Final = int(Phase.RING)
+OVER: Final = int(Phase.OVER)
+N_PHASES: Final = len(Phase)
 
 #: Action kinds, by action index.
 PLACE_KIND: Final = 0
