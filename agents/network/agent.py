@@ -27,7 +27,6 @@ more threads, and idle threads spinning on a busy machine slow it down many time
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter
@@ -49,6 +48,7 @@ from agents.search import (
 from agents.search.budget import SimulationRate
 from agents.search.cache import EvaluationCache
 from agents.search.tree import softmax
+from yinsh_env.file_hash import file_sha256
 from yinsh_env.observation import decode
 from yinsh_env.state import State
 
@@ -144,7 +144,7 @@ class NetAgent(Agent):
         A time budget or a lower precision (when set) is part of it: they change the moves.
         """
         if self._identity is None:
-            digest = hashlib.sha256(Path(self.checkpoint).read_bytes()).hexdigest()
+            digest = file_sha256(self.checkpoint)  # in chunks, a regular file only
             parts = [f"net:sha256={digest[:16]}", f"sims={self.sims}"]
             if self.time_budget:
                 parts.append(f"time={self.time_budget:g}")

@@ -19,7 +19,6 @@ exported from a torch network when it is loaded, answers through the same
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import time
@@ -31,6 +30,7 @@ from typing import Any, Final, Literal, Protocol
 import numpy as np
 
 from agents.search import Leaf
+from yinsh_env.file_hash import file_sha256 as sha256_of_file
 
 from .config import PlayConfig, play_config
 from .policy_map import raw_gather
@@ -136,8 +136,8 @@ class GraphEvaluator:
 
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The SHA-256 of a file's bytes, in hex (read in chunks; a regular file only)."""
+    return sha256_of_file(path)
 
 
 @dataclass(frozen=True)
