@@ -23,6 +23,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,14 @@ def _worker_review(record: GameRecord, options: dict[str, Any]) -> Review:
     return review_record(record, agent, **options)
 
 
+class WorkerDied(RuntimeError):
+    """A review worker process died: the records ``left`` (indices) were not reviewed."""
+
+    def __init__(self, spec: str, left: list[int]) -> None:
+        super().__init__(f"a worker process reviewing with {spec} died")
+        self.spec, self.left = spec, left
+
+
 def review_all(
     records: list[GameRecord],
     spec: str,
@@ -170,7 +179,10 @@ def review_all(
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 i = pending.pop(future)
-                review = future.result()
+                try:
+                    review = future.result()
+                except BrokenProcessPool:  # an agent's os._exit, a native crash: no review
+                    raise WorkerDied(spec, sorted([i, *pending.values()])) from None
                 progress(review.total + 1)
                 done(i, review)
     except BaseException:
@@ -235,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("yinsh-review: interrupted", file=sys.stderr)
         return 130
+    except WorkerDied as exc:  # the reviews done so far are written
+        left = ", ".join(str(args.records[i]) for i in exc.left)
+        print(f"yinsh-review: stopped: {exc}; not reviewed: {left}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"yinsh-review: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@ from agents.search import Analysis
 from agents.web.errors import SessionError
 from agents.web.position import parse_game_text
 from agents.worker_pool import SignalExit
-from yinsh_env import State
+from yinsh_env import State, action_to_str
 from yinsh_env.records import RecordError, read_record
 from yinsh_env.sgf import read_sgf
 
@@ -114,3 +114,43 @@ def test_an_agent_that_exits_stops_the_review_which_is_kept() -> None:
         check_values(_Values([], exit_at=1))
     with pytest.raises(SignalExit):  # a signal's exit still ends the program
         review_game(start, actions, _Values([], exit_at=2, signal=True))
+
+
+DYING = """
+import os
+
+from agents.base import Agent
+from agents.search import Analysis
+
+
+class Dies(Agent):
+    calls = 0
+
+    def act(self, state):
+        return state.legal_actions()[0]
+
+    def analyse(self, state):
+        Dies.calls += 1
+        if Dies.calls > 2:  # the start position's check passes; a review dies
+            os._exit(9)
+        return Analysis(action=state.legal_actions()[0], player=state.to_act, value=0.0)
+"""
+
+
+def test_a_review_worker_that_dies_is_one_line_naming_the_agent_and_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "dying.py").write_text(DYING)
+    monkeypatch.chdir(tmp_path)
+    _, actions = _game(6)
+    moves = "".join(f"{i + 1}. {action_to_str(a)}\n" for i, a in enumerate(actions))
+    for name in ("a.yinsh", "b.yinsh"):
+        (tmp_path / name).write_text(moves)
+    spec = "py:./dying.py:Dies"
+    argv = ["a.yinsh", "b.yinsh", "--agent", spec, "--workers", "2", "--no-progress"]
+    assert review_main([*argv, "--out", "out"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        f"yinsh-review: stopped: a worker process reviewing with {spec} died; "
+        "not reviewed: a.yinsh, b.yinsh"
+    )
