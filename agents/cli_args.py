@@ -81,6 +81,7 @@ def check_writable_file(path: Path) -> None:
     Opens it for appending (created if missing, then removed): nothing it
     holds changes, and what the OS would refuse later is refused now.
     """
+    _check_folder(path)
     try:  # a symlink's target is what gets written (and, if the check made it, removed)
         target, stream = target_of(path)
     except IsADirectoryError:
@@ -92,12 +93,7 @@ def check_writable_file(path: Path) -> None:
     if stream:  # a device or a pipe: written into as it is, never created or replaced
         _check_stream(path)
         return
-    folder = target.parent
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise PathError(
-            f"folder {clip(repr(str(folder)), 120)} {what} (for {clip(repr(path.name))})"
-        )
+    _check_folder(target)
     existed = target.exists()
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
@@ -106,6 +102,15 @@ def check_writable_file(path: Path) -> None:
     os.close(fd)
     if not existed:
         target.unlink(missing_ok=True)
+
+
+def _check_folder(path: Path) -> None:
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise PathError(
+            f"folder {clip(repr(str(folder)), 120)} {what} (for {clip(repr(path.name))})"
+        )
 
 
 def _check_stream(path: Path) -> None:
