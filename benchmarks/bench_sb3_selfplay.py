@@ -1,8 +1,8 @@
 """SB3 self-play speed: the MaskablePPO script today against the script at an older commit.
 
 Both run ``--self-play`` (MaskablePPO against a pool of its own frozen
-snapshots) for ``--minutes`` each, with their default settings, in
-alternating rounds in one run:
+snapshots) for ``--minutes`` each (``--timesteps`` set out of reach), with
+their default settings otherwise, in alternating rounds in one run:
 
 * old: ``python -m train.sb3_maskable_ppo`` from ``git archive REV`` (by
   default the last commit before the vector environment: scalar
@@ -75,7 +75,8 @@ def extract(rev: str, into: Path) -> Path:
 
 def run(module: str, path: Path, minutes: float, extra: Sequence[str]) -> dict[str, float]:
     """One self-play run of ``module`` with ``path`` first on the import path."""
-    args = ["--self-play", "--minutes", f"{minutes:g}", "--eval-games", "0", *extra]
+    args = ["--self-play", "--minutes", f"{minutes:g}", "--timesteps", "1000000000"]
+    args += ["--eval-games", "0", *extra]
     env = {**os.environ, "PYTHONPATH": str(path)}
     done = subprocess.run(
         [sys.executable, "-c", DRIVER, module, *args],

@@ -248,7 +248,7 @@ class ProgressCallback(BaseCallback):
 def build_model(
     env: Any,
     seed: int = 0,
-    n_steps: int = 256,
+    n_steps: int = 32,
     batch_size: int = 256,
     n_epochs: int = 4,
     channels: int = 16,
