@@ -60,6 +60,7 @@ from torch.distributions import Categorical
 
 from agents import make_agent
 from agents.cli_args import agent_spec, int_in, number_in, output_file
+from agents.greedy import GreedyAgent
 from agents.libraries.ppo_policy import PolicyOpponent, PPOPolicy, masked_logits, save_policy
 from agents.params import MAX_THREADS
 from yinsh_env.actions import N_ACTIONS
@@ -67,6 +68,7 @@ from yinsh_env.geometry import POINTS, SEGMENTS
 from yinsh_env.observation import GRID
 from yinsh_env.opponents import Entry
 from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.greedy import GreedyOpponent
 from yinsh_env.vocabulary import Result
 
 
@@ -199,6 +201,15 @@ class OpponentMix:
             self._next += 1
 
 
+def make_opponent(spec: str, seed: int) -> Any:
+    """The agent ``spec`` names, as a batch opponent where one exists: ``greedy``
+    (with its ``noise``) is :class:`yinsh_env.vector.greedy.GreedyOpponent`, its
+    values computed for all games at once; anything else is built by
+    :func:`agents.make_agent` (and asked game by game unless it has ``act_batch``)."""
+    agent = make_agent(spec, seed=seed)
+    return GreedyOpponent(agent.noise) if type(agent) is GreedyAgent else agent
+
+
 def learner_scores(infos: dict[str, Any]) -> list[tuple[int, str, float]]:
     """(game, opponent, score 1/0.5/0) of each game that ended in this step."""
     final = infos.get("final_info")
@@ -271,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     mix = OpponentMix(
         [
-            (spec, make_agent(spec, seed=args.seed + i), w)
+            (spec, make_opponent(spec, args.seed + i), w)
             for i, (spec, w) in enumerate(zip(args.opponents, args.opponent_weights))
         ],
         snapshots,
@@ -287,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dense_reward=args.dense_reward,
         gamma=args.gamma,
     )
-    checker = make_agent(args.check_against, seed=args.seed + 1000)
+    checker = make_opponent(args.check_against, args.seed + 1000)
 
     # --- 2. the actor-critic and its optimiser ---------------------------------------
     optimizer = optim.Adam(policy.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -323,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     budget = args.minutes * 60.0
     start = last_report = last_check_time = time.monotonic()
+    cpu_start = time.process_time()
     global_step = update = 0
     bar = None
     if sys.stdout.isatty():
@@ -464,7 +476,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if now - last_report >= args.report_every:
             last_report = now
             say(
-                f"{now - start:6.0f}s steps {global_step:,} ({sps:,.0f}/s) update {update} "
+                f"{now - start:6.0f}s steps {global_step:,} ({sps:,.0f}/s, "
+                f"{global_step / max(time.process_time() - cpu_start, 1e-9):,.0f}/CPU-s) "
+                f"update {update} "
                 f"return {np.mean(returns) if returns else float('nan'):+.2f} "
                 f"length {np.mean(lengths) if lengths else float('nan'):.0f} "
                 f"entropy {entropy.item():.2f} | score "
@@ -482,8 +496,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     final = run_check(args.final_check_games) if args.final_check_games else None
     save_policy(save, policy, args.rings_to_win)
     elapsed = time.monotonic() - start
+    cpu = time.process_time() - cpu_start
     say(
-        f"done: {global_step:,} steps in {elapsed:.0f}s ({global_step / elapsed:,.0f}/s), "
+        f"done: {global_step:,} steps in {elapsed:.0f}s ({global_step / elapsed:,.0f}/s; "
+        f"{cpu:.0f} CPU-s, {global_step / max(cpu, 1e-9):,.0f} steps per CPU-second), "
         f"{update} updates"
         + (
             f"; most-likely-action policy vs {args.check_against}: {final:.2f} "
