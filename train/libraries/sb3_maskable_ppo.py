@@ -223,9 +223,7 @@ class ProgressCallback(BaseCallback):
             scores = self.scores.since_last()
             for name, score, _ in scores:
                 self.progress.scalar(f"score/{name}", score, steps)
-            parts["score"] = (
-                ", ".join(f"{n} {s:.2f} ({g})" for n, s, g in scores) or "no games ended"
-            )
+            parts["score"] = OpponentScores.describe(scores)
             ladder = curriculum_of(self.scores.sampler)
             if ladder is not None:
                 parts["stage"] = ladder.current.name

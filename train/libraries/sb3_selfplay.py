@@ -163,10 +163,14 @@ class OpponentScores:
                 scores.append((entry.name, score / games, games))
         return scores
 
+    @staticmethod
+    def describe(scores: Sequence[tuple[str, float, int]]) -> str:
+        """``name 0.50 (12), ...``: each opponent's score and games."""
+        return ", ".join(f"{n} {s:.2f} ({g})" for n, s, g in scores) or "no games ended"
+
     def text(self) -> str:
-        """:meth:`since_last` as ``name 0.50 (12), ...``, the curriculum's stage after it."""
-        parts = [f"{name} {score:.2f} ({games})" for name, score, games in self.since_last()]
-        line = "score " + (", ".join(parts) or "no games ended")
+        """``score`` and :meth:`since_last` described, the curriculum's stage after it."""
+        line = "score " + self.describe(self.since_last())
         ladder = curriculum_of(self.sampler)
         if ladder is not None:
             line += f" | stage {ladder.current.name}"
