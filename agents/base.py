@@ -137,6 +137,9 @@ class Agent:
 class RandomAgent(Agent):
     """Uniformly random over the legal actions: the bottom of the ladder."""
 
+    #: :meth:`act_batch` reads the masks only: the vector environment makes no planes for it.
+    observes = False
+
     def act(self, state: State) -> int:
         legal = state.legal_actions()
         return legal[self.rng.randrange(len(legal))]
@@ -149,3 +152,17 @@ class RandomAgent(Agent):
                 raise ValueError("observation's action_mask has no legal action")
             return int(legal[self.rng.randrange(len(legal))])
         return super().act_observation(observation)
+
+    def act_batch(
+        self, observations: Any, masks: Any, rng: np.random.Generator | None = None
+    ) -> np.ndarray:
+        """(n,) a uniformly random legal action in each of n games, from ``masks`` (n, 2142)
+        alone, drawn with the agent's own generator as :meth:`act` does (``rng`` unused)."""
+        legal = np.asarray(masks) > 0
+        if legal.ndim != 2:
+            raise ValueError(f"masks must be (n, 2142), got {legal.shape}")
+        rows = [np.flatnonzero(row) for row in legal]
+        empty = [i for i, row in enumerate(rows) if not len(row)]
+        if empty:
+            raise ValueError(f"masks row {empty[0]} has no legal action")
+        return np.array([row[self.rng.randrange(len(row))] for row in rows], dtype=np.int64)

@@ -165,3 +165,14 @@ def test_network_opponent_moves_in_every_game_of_the_vector_env_at_once() -> Non
         observations, *_ = env.step(actions)
     # One call per opponent decision round (a row and a ring may follow a move), not per game.
     assert agent.evaluator.batches - batches <= 20 * 3 < 20 * 8
+
+
+def test_random_agent_decides_from_the_masks_alone_with_its_own_generator() -> None:
+    states = positions(20, seed=7)
+    _, masks = batch(states)
+    first, second = make_agent("random", seed=4), make_agent("random", seed=4)
+    actions = first.act_batch(None, masks)  # type: ignore[attr-defined]
+    assert first.observes is False and masks[np.arange(20), actions].all()  # type: ignore[attr-defined]
+    assert actions.tolist() == second.act_batch(None, masks).tolist()  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="row 0"):
+        first.act_batch(None, 0 * masks)  # type: ignore[attr-defined]
