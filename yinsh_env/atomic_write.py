@@ -3,7 +3,8 @@
 - a regular file, or a name not taken yet: written to a temporary file beside
   it and renamed over it, so a failed or interrupted write leaves the old file
   as it was and nothing is seen half-written under its final name; the old
-  file's permission bits are kept;
+  file's permission bits (and, as root, its owner) are kept, and a read-only
+  file is refused as ``open`` would refuse it;
 - a symlink: written through to its target, atomically at the target's path
   (the link stays a link);
 - a device, a pipe (``/dev/stdout``, ``/dev/null``, a FIFO) or a file reached
@@ -20,6 +21,7 @@ rule too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -99,19 +101,29 @@ def _replace(target: Path, fill: Callable[[Path], object]) -> None:
     """``fill(tmp)`` for a temporary beside ``target``, then rename it over ``target``."""
     tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        old: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
-        mode = None
+        old = None
+    if old is not None and not os.access(target, os.W_OK):  # as open("w") would refuse it
+        raise PermissionError(13, "Permission denied (the file is read-only)", os.fspath(target))
     # Created like any file (the umask applies), not private as mkstemp's are.
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         fill(tmp)
-        if mode is not None:
-            os.chmod(tmp, mode)
+        if old is not None:  # the new file takes the old one's place: its mode and owner too
+            os.chmod(tmp, stat.S_IMODE(old.st_mode))
+            if (old.st_uid, old.st_gid) != _owner(tmp):
+                with contextlib.suppress(OSError):  # only root may give a file away
+                    os.chown(tmp, old.st_uid, old.st_gid)
         os.replace(tmp, target)
     except BaseException:  # even SIGTERM's SystemExit: no temporary is left behind
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    info = os.stat(path)
+    return info.st_uid, info.st_gid
 
 
 def _fill_with(write: Callable[[BinaryIO], object]) -> Callable[[Path], None]:

@@ -151,3 +151,24 @@ def test_write_atomic_gives_a_file_name_and_streams_into_a_device(tmp_path: Path
     assert path.read_bytes() == b"abc"
     write_atomic("/dev/null", lambda tmp: tmp.write_bytes(b"abc"))
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may give a file to another owner")
+def test_a_replaced_file_keeps_its_owner(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.json"
+    path.write_text("old")
+    os.chown(path, 1234, 2345)
+    write_text(path, "new")
+    assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
+
+
+def test_a_file_this_user_may_not_write_is_refused_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "read-only.txt"
+    path.write_text("old")
+    monkeypatch.setattr(os, "access", lambda p, mode: False)  # as for a 0444 file, not root
+    with pytest.raises(PermissionError) as caught:
+        write_text(path, "new")
+    assert caught.value.filename == str(path) and path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["read-only.txt"]
