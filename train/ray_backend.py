@@ -72,7 +72,10 @@ def connect(settings: RayConfig) -> bool:
     """
     if ray.is_initialized():
         return False
-    address = ray_address(settings.address, "ray.address")  # a dead one: ValueError, at once
+    try:  # no address: a local Ray, even past a stale cluster file; a dead one: refused now
+        address = ray_address(settings.address, "ray.address")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     runtime_env: dict[str, Any] = {}
     if settings.ship_code:
         import agents
