@@ -19,6 +19,8 @@ from yinsh_env import Result, State, Termination, action_to_str
 from yinsh_env.records import GameRecord
 
 from ..base import Agent
+from ..params import clip
+from ..worker_pool import SignalExit
 from .match import play_match
 
 #: Random ring placements at the start of every arena game (two per player).
@@ -123,9 +125,14 @@ def play_game(
     reaches a worker); ``on_turn(agent index)`` is called before each decision,
     ``on_turn(None)`` after it.
     """
-    white.reset(seed=task.seed)
-    black.reset(seed=task.seed ^ 0x5EED)
     indices = (task.white, task.black)
+    for index, agent, seed in (
+        (task.white, white, task.seed),
+        (task.black, black, task.seed ^ 0x5EED),
+    ):
+        failure = _reset(agent, seed, in_worker)
+        if failure:  # a crash in reset loses the game, as one in act does
+            return forfeit_result(task, index, failure)
     match = play_match(
         (white, black),
         rings_to_win,
@@ -144,6 +151,23 @@ def play_game(
         reason=match.reason,
         forfeiter=None if match.forfeiter is None else indices[match.forfeiter],
     )
+
+
+def _reset(agent: Agent, seed: int, in_worker: bool) -> str:
+    """``agent.reset(seed=seed)``; what went wrong, as a forfeit's reason ("" if nothing)."""
+    try:
+        agent.reset(seed=seed)
+    except Exception as exc:
+        return f"crashed in reset: {type(exc).__name__}: {clip(str(exc), 200)}"
+    except SystemExit as exc:
+        if isinstance(exc, SignalExit):
+            raise
+        return f"exited in reset: SystemExit({clip(repr(exc.code))})"
+    except KeyboardInterrupt:
+        if not in_worker:
+            raise
+        return "raised KeyboardInterrupt in reset"
+    return ""
 
 
 def _index(indices: tuple[int, int], side: int | None) -> int | None:

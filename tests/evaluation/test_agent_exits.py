@@ -27,10 +27,16 @@ class Quits(Agent):
     def __init__(self, seed=None, how: str = "exit"):
         super().__init__(seed)
         self.how, self.turns = how, 0
+        if how == "exit-when-built":
+            sys.exit(5)
 
     def reset(self, seed=None):
         super().reset(seed)
         self.turns = 0
+        if self.how == "exit-in-reset":
+            sys.exit(6)
+        if self.how == "crash-in-reset":
+            raise RuntimeError("no model")
 
     def act(self, state):
         self.turns += 1
@@ -104,3 +110,27 @@ class _Signalled(Agent):
 def test_a_signals_exit_is_no_forfeit() -> None:
     with pytest.raises(SignalExit):
         play_match((_Signalled(), RandomAgent(seed=0)))
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("exit-in-reset", "exited in reset: SystemExit(6)"),
+        ("crash-in-reset", "crashed in reset: RuntimeError: no model"),
+    ],
+)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_crash_or_exit_in_reset_forfeits_the_game(
+    quits: str, how: str, reason: str, workers: int
+) -> None:
+    spec = f"{quits},how={how}"
+    assert _forfeits([spec, "random"], workers) == [(i, spec, reason) for i in range(4)]
+
+
+def test_an_exit_while_being_built_is_a_spec_error_in_one_line(
+    quits: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = f"{quits},how=exit-when-built"
+    assert eval_main([spec, "random", "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("exited while being built: SystemExit(5)"), err
