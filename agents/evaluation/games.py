@@ -27,6 +27,13 @@ from .match import play_match
 DEFAULT_OPENING_PLIES = 4
 
 
+class WorkerDied(RuntimeError):
+    """Workers died where no agent's turn explains it (or Ray actors too often): the match stops.
+
+    Here, beside the game tasks and results, so that every runner (processes, Ray)
+    raises the one class without importing another runner."""
+
+
 @dataclass(frozen=True)
 class GameTask:
     """One game to play: which agents (indices into the spec list), opening, seed."""

@@ -30,8 +30,7 @@ from typing import Any
 
 from ..params import clip
 from ..ray_address import ray_address
-from .games import GameResult, GameTask
-from .runners import WorkerDied
+from .games import GameResult, GameTask, WorkerDied
 from .workers import init_worker, play_task, registry_snapshot
 
 try:

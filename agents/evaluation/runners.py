@@ -32,16 +32,12 @@ from typing import Any, Protocol
 
 from ..base import Agent
 from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
-from .games import GameResult, GameTask, forfeit_result, play_game
+from .games import GameResult, GameTask, WorkerDied, forfeit_result, play_game
 from .workers import TurnBoard, build, init_worker, play_task, registry_snapshot
 
 BACKENDS = ("local", "ray")
 #: Seconds the pool is given to reap its workers after one died.
 REAP_SECONDS = 10.0
-
-
-class WorkerDied(RuntimeError):
-    """Workers died where no agent's turn explains it (or Ray actors too often): the match stops."""
 
 
 class Runner(Protocol):
