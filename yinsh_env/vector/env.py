@@ -37,7 +37,7 @@ from ..opponents import Entry, is_sampler
 from ..state import DEFAULT_RINGS_TO_WIN
 from ..vocabulary import Result, Termination
 from .observe import encode, masks_for
-from .opponents import BatchOpponent, batch_opponent
+from .opponents import BatchOpponent, RandomOpponent, batch_opponent, random_legal
 from .shaping import check_shaping, ring_potential
 from .state import new_batch, reset_games
 from .step import apply, outcome
@@ -183,8 +183,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             for slot in np.unique(slots) if len(self._players) > 1 else (0,):
                 chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
+                if type(player) is RandomOpponent:  # draws from the masks: legal by construction
+                    apply(batch, chosen, random_legal(batch.mask, self.np_random, chosen))
+                    continue
                 planes = encode(batch, chosen) if getattr(player, "observes", True) else None
-                masks = batch.mask[chosen].astype(np.int8)
+                masks = batch.mask[chosen].view(np.int8)  # a copy already (fancy indexing)
                 actions = np.asarray(player.act_batch(planes, masks, self.np_random), np.int64)
                 if (
                     actions.shape != chosen.shape
@@ -292,13 +295,16 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def _observe(self) -> Observation:
         batch = self._batch
-        return {"observation": encode(batch, self._all), "action_mask": batch.mask.astype(np.int8)}
+        return {
+            "observation": encode(batch, self._all),
+            "action_mask": batch.mask.view(np.int8).copy(),
+        }
 
     # --- queries -------------------------------------------------------------------
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 2142) int8: the legal actions of the player to act in each game."""
-        return self._batch.mask.astype(np.int8)
+        return self._batch.mask.view(np.int8).copy()
 
     @property
     def learner_seats(self) -> np.ndarray:

@@ -1,10 +1,12 @@
 """Legal actions of a batch, as the mask of :class:`~.state.BatchState`.
 
 Each phase's actions come from table gathers over the games in that phase:
-ring placements from the empty points; ring moves by walking the six rays of
-the player's five rings at once (cumulative sums along each ray say where a
-ring is stopped, where it has jumped markers, and where it must land); rows
-from the 123 five-point segments; ring removals from the ring points.
+ring placements from the empty points; ring moves from the ray codes the
+state keeps (each of the player's five rings' six rays is one lookup in
+:data:`~.tables.RAY_LEGAL_STEPS`, its legal steps); rows from the 123
+five-point segments; ring removals from the ring points.  Gathers whose
+indices are valid by construction use ``mode="clip"``, which spares numpy a
+bounds-checking pass.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
 from ..geometry import N_POINTS
 from .state import BatchState
 from .tables import (
+    BLOCK,
     CELL_KIND,
     EMPTY,
     MARKER_B,
@@ -23,26 +26,40 @@ from .tables import (
     MAX_RAY,
     MOVE,
     N_PHASES,
+    N_RAYS,
     OFF,
     PLACE,
     RAY_ACTIONS,
     RAY_LEGAL_STEPS,
-    RAY_POINTS_T,
+    RAY_POINTS,
     RING,
+    RINGS_PER_SIDE,
     ROW,
     SEGMENT_POINTS_T,
 )
 
-__all__ = ["has_row", "move_destinations", "refresh_mask", "rows_by_colour", "rows_of"]
+__all__ = ["move_destinations", "refresh_mask", "row_bits", "rows_of"]
+
+#: _ROW_BIT[code]: a cell's bit in :func:`row_bits` (1 a White marker, 2 a Black one).
+_ROW_BIT = np.zeros(BLOCK + 1, dtype=np.uint8)
+_ROW_BIT[MARKER_W], _ROW_BIT[MARKER_B] = 1, 2
+_KIND = CELL_KIND.astype(np.int16)
+_POW3 = (3 ** np.arange(MAX_RAY)).astype(np.int16)
+#: The ray tables with the per-game offsets small enough for int32 (half the bytes to gather).
+_RAY_POINTS = RAY_POINTS.astype(np.int32)
+_RAY_ACTIONS = RAY_ACTIONS.reshape(-1)
+_RAY_STEPS = 6 * MAX_RAY  # the ray steps of one ring
+_DIRECTIONS = np.arange(6)
 
 
 def _full(own: np.ndarray) -> np.ndarray:
-    """(123, n) bool: the segments whose five points are all set in ``own`` (86, n).
+    """(123, n): the bitwise and of each segment's five points in ``own`` (86, n).
 
     Point-major: each of the 615 segment points gathers a whole row of games.
     """
-    seg = np.take(own, SEGMENT_POINTS_T, axis=0)  # (5, 123, n)
-    return np.asarray(seg[0] & seg[1] & seg[2] & seg[3] & seg[4])
+    return np.asarray(
+        np.bitwise_and.reduce(np.take(own, SEGMENT_POINTS_T, axis=0, mode="clip"), axis=0)
+    )
 
 
 def rows_of(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
@@ -50,16 +67,13 @@ def rows_of(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(_full(code == cells.T).T)
 
 
-def rows_by_colour(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(n,) bool twice: whether each game has five white markers in a row, and black."""
-    points = np.ascontiguousarray(cells.T)
-    white, black = _full(points == MARKER_W), _full(points == MARKER_B)
-    return np.asarray(white.any(axis=0)), np.asarray(black.any(axis=0))
+def row_bits(cells: np.ndarray) -> np.ndarray:
+    """(n,) uint8: bit 0 set where White has five markers in a row, bit 1 where Black has.
 
-
-def has_row(cells: np.ndarray, code: np.ndarray) -> np.ndarray:
-    """(n,) bool: whether each game has five markers of its ``code`` in a row."""
-    return np.asarray(_full(code == cells.T).any(axis=0))
+    One pass for both colours: each point holds its colour's bit, and a
+    segment's five bits and-ed together keep the colour all five share.
+    """
+    return np.asarray(np.bitwise_or.reduce(_full(np.take(_ROW_BIT, cells.T, mode="clip")), axis=0))
 
 
 def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
@@ -70,12 +84,10 @@ def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
     ``RAY_ACTIONS[rings]`` names the action of each entry.
     """
     n, width = cells.shape
-    rows = (np.arange(n) * width)[:, None, None, None]
-    kinds = np.take(CELL_KIND, cells).reshape(-1)
-    kinds = np.take(kinds, np.take(RAY_POINTS_T, rings, axis=0) + rows)  # (n, 5, 9 steps, 6)
-    codes = kinds[:, :, 0]
-    for step in range(1, MAX_RAY):
-        codes = codes + kinds[:, :, step] * 3**step
+    kinds = np.take(_KIND, cells).reshape(-1)
+    points = np.take(_RAY_POINTS, rings, axis=0)  # (n, 5, 6, 9)
+    points += (np.arange(n, dtype=np.int32) * width)[:, None, None, None]
+    codes = np.einsum("grdk,k->grd", np.take(kinds, points), _POW3)
     return np.asarray(np.take(RAY_LEGAL_STEPS, codes, axis=0))
 
 
@@ -89,8 +101,8 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     phase = state.phase[games]
     me = state.to_act[games]
     cells = state.cells
-    present = np.bincount(phase, minlength=N_PHASES)
-    only = len(present.nonzero()[0]) == 1  # one phase: its group is every game
+    present = np.bincount(phase, minlength=N_PHASES).tolist()
+    only = sum(map(bool, present)) == 1  # one phase: its group is every game
 
     def group(which: int) -> tuple[np.ndarray, np.ndarray]:
         if only:
@@ -104,13 +116,14 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     if present[MOVE]:
         moving, players = group(MOVE)
         rings = state.ring_pos[moving, players]
-        legal = move_destinations(cells[moving], rings)
+        rays = ((moving * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS  # (m, 5, 6)
+        codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip")
+        legal = np.take(RAY_LEGAL_STEPS, codes, axis=0, mode="clip").reshape(moving.size, -1)
         found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
-        actions = np.take(RAY_ACTIONS, rings, axis=0).reshape(-1)[found]
-        game = moving[found // legal[0].size]
-        np.put(mask.reshape(-1), game * N_ACTIONS + actions, True)
-        stuck = ~legal.reshape(moving.size, -1).any(axis=1)
-        mask[moving[stuck], PASS_ACTION] = True
+        ring, step = np.divmod(found, _RAY_STEPS)
+        actions = _RAY_ACTIONS[rings.reshape(-1)[ring] * _RAY_STEPS + step]
+        mask.reshape(-1)[moving[ring // RINGS_PER_SIDE] * N_ACTIONS + actions] = True
+        mask[moving, PASS_ACTION] = ~legal.any(axis=1)
     if present[ROW]:
         rowing, players = group(ROW)
         mask[rowing, ROW_OFFSET:RING_OFFSET] = rows_of(cells[rowing], MARKER_CODE[players])

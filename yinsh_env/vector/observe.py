@@ -9,16 +9,19 @@ games in the ``row`` phase.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..observation import GRID, N_PLANES
 from ..vocabulary import TOTAL_MARKERS
 from .legal import rows_of
-from .state import BatchState, new_batch
+from .state import BatchState, count_rays, new_batch
 from .tables import (
     BLOCK,
     GRID_POINT,
     MARKER_CODE,
+    N_CELLS,
     OFF,
     POINT_CELL,
     RING,
@@ -43,6 +46,14 @@ _CELL_PLANES.flags.writeable = False
 _PHASE_PLANES = np.eye(5, 4, dtype=np.float32)
 
 
+@functools.lru_cache(maxsize=8)
+def _grid_index(n: int) -> np.ndarray:
+    """(n, 121): the flat index, in an (n, 86) array, of each game's point at each grid cell."""
+    index = (np.arange(n) * N_CELLS)[:, None] + GRID_POINT
+    index.flags.writeable = False
+    return index
+
+
 def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = None) -> np.ndarray:
     """(n, 11, 11, 17) float32 planes of ``games`` from ``player``'s side (default: to act)."""
     n = games.size
@@ -65,9 +76,10 @@ def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = Non
     values[:, :, 14] = (state.pool[games] / TOTAL_MARKERS)[:, None]
     values[:, :, 15] = (state.passes[games] > 0)[:, None]
     values[:, :, 16] = opp[:, None]  # the observer is White (0)
-    cells = np.take(state.cells[games], GRID_POINT, axis=1)  # (n, 121): OFF off the board
-    codes = cells + (_CODES * arange)[:, None]
-    planes = np.take(values.reshape(-1, N_PLANES), codes, axis=0)  # (n, 121, 17)
+    # Each game's cell codes offset to its own rows of ``values``, read at the grid's points.
+    codes = state.cells[games] + (_CODES * arange)[:, None]  # (n, 86)
+    cells = np.take(codes, _grid_index(n), mode="clip")
+    planes = np.take(values.reshape(-1, N_PLANES), cells, axis=0, mode="clip")  # (n, 121, 17)
     in_row = np.flatnonzero(phase == ROW)
     if in_row.size:
         to_act = state.to_act[games[in_row]]
@@ -120,4 +132,5 @@ def decode(planes: np.ndarray, masks: np.ndarray) -> BatchState:
     resolving = (state.phase == ROW) | (state.phase == RING)
     state.mover[:] = np.where(resolving, np.where(constants[:, 10] > 0.5, me, opp), -1)
     state.mask[:] = masks.astype(np.bool_)
+    state.ray_codes[:] = count_rays(state.cells)
     return state

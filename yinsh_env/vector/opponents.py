@@ -53,30 +53,52 @@ for _byte in range(256):
 _NTH_SET.flags.writeable = False
 
 
-def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def random_legal(
+    masks: np.ndarray, rng: np.random.Generator, rows: np.ndarray | None = None
+) -> np.ndarray:
     """(n,) one legal action per row of ``masks``, uniformly at random.
 
-    The masks are packed eight actions to a byte, and only the bytes holding
-    a legal action are walked (a few per game, not 2,142 entries each).
-    Raises ValueError naming the row if a mask has no legal action.
+    ``rows`` (an index array) draws for those rows only, reading the masks
+    once (where ``masks[rows]`` would copy them first).  The masks are packed
+    64 actions to a word and only the words holding a legal action are walked
+    (a few per game, not 2,142 entries each): a uniform draw among a row's
+    legal actions picks a word by the running count of set bits, then a byte
+    of that word, then a bit of that byte.  Raises ValueError naming the row
+    if a mask has no legal action.
     """
-    n = masks.shape[0]
-    packed = np.packbits(masks, axis=1)
-    width = packed.shape[1]
-    flat = packed.reshape(-1)
+    width = masks.shape[1]
+    if rows is None:
+        packed = np.packbits(masks, axis=1)
+    elif 4 * rows.size < masks.shape[0]:  # a few rows: copy them rather than pack them all
+        packed = np.packbits(masks[rows], axis=1)
+    else:
+        packed = np.packbits(masks, axis=1)[rows]
+    n = packed.shape[0]
+    words = -(-width // 64)
+    buffer = np.zeros((n, words * 8), dtype=np.uint8)
+    buffer[:, : packed.shape[1]] = packed
+    flat = buffer.view(np.uint64).reshape(-1)  # bytes in memory order, as the actions run
     where = np.flatnonzero(flat)
-    rows, columns = where // width, where % width
     held = flat[where]
-    counts = np.bitwise_count(held).astype(np.int64)
-    ends = np.cumsum(counts)
-    totals = np.bincount(rows, weights=counts, minlength=n).astype(np.int64)
-    if (totals == 0).any():
+    counts = np.bitwise_count(held)
+    ends = np.zeros(where.size + 1, dtype=np.int64)  # set bits before each held word
+    np.cumsum(counts, out=ends[1:])
+    rows = ends[np.searchsorted(where, np.arange(n + 1) * words)]
+    totals = rows[1:] - rows[:-1]
+    if not totals.all():
         raise ValueError(f"masks row {int(np.argmin(totals))} has no legal action")
-    starts = np.cumsum(totals) - totals
-    pick = starts + (rng.random(n) * totals).astype(np.int64)
-    byte = np.searchsorted(ends, pick, side="right")
-    nth = pick - ends[byte] + counts[byte]
-    return np.asarray(columns[byte] * 8 + _NTH_SET[held[byte], nth], dtype=np.int64)
+    pick = rows[:-1] + (rng.random(n) * totals).astype(np.int64)
+    word = np.searchsorted(ends, pick, side="right") - 1
+    nth = pick - ends[word]  # the nth set bit of the chosen word
+    chosen = held[word].view(np.uint8).reshape(n, 8)
+    byte_counts = np.bitwise_count(chosen)
+    upto = np.cumsum(byte_counts, axis=1, dtype=np.uint8)
+    byte = np.argmax(upto > nth[:, None], axis=1)
+    arange = np.arange(n)
+    nth = nth - upto[arange, byte] + byte_counts[arange, byte]
+    return np.asarray(
+        where[word] % words * 64 + byte * 8 + _NTH_SET[chosen[arange, byte], nth], dtype=np.int64
+    )
 
 
 class RandomOpponent:

@@ -6,7 +6,11 @@ side's ring points (``ring_pos``, so a move's rays start from five points
 rather than the whole board), rings removed, the pool, the player to act,
 the phase, whose move is being resolved, consecutive passes, and the legal
 actions as a mask, PGX-style part of the state and kept up to date by
-:func:`yinsh_env.vector.step.apply`.
+:func:`yinsh_env.vector.step.apply`.  ``ray_codes`` caches what ring moves
+read: for every point and direction, the kinds of the cells along that ray as
+one base-3 number; a decision changes the few rays through the points it
+changes (table rows of :mod:`.tables`), so legal moves are one table lookup
+per ray of the player's rings instead of a walk along it.
 
 Conversions to and from the scalar engine (:func:`from_states`,
 :func:`to_state`) serve tests, set-up positions and agents that read an
@@ -16,7 +20,7 @@ engine state; they loop over the games they are given, the rules never do.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -24,9 +28,21 @@ from ..actions import N_ACTIONS, PLACE_OFFSET
 from ..geometry import N_POINTS, POINT_BIT, bits_to_points
 from ..state import State
 from ..vocabulary import DEFAULT_RINGS_TO_WIN, RINGS_PER_PLAYER, TOTAL_MARKERS, Phase, Player
-from .tables import BLOCK, MARKER_CODE, N_CELLS, OFF, RING_CODE, RINGS_PER_SIDE
+from .tables import (
+    BLOCK,
+    CELL_KIND,
+    EMPTY_RAY_CODES,
+    MARKER_CODE,
+    MAX_RAY,
+    N_CELLS,
+    N_RAYS,
+    OFF,
+    RAY_POINTS,
+    RING_CODE,
+    RINGS_PER_SIDE,
+)
 
-__all__ = ["BatchState", "from_states", "new_batch", "reset_games", "to_state"]
+__all__ = ["BatchState", "count_rays", "from_states", "new_batch", "reset_games", "to_state"]
 
 #: The legal actions at the start of a game: a ring on any point.
 START_MASK = np.zeros(N_ACTIONS, dtype=np.bool_)
@@ -43,7 +59,8 @@ class BatchState:
     none); ``removed`` (N, 2); ``pool``, ``to_act``, ``phase`` (a
     :class:`~yinsh_env.vocabulary.Phase`), ``mover`` (-1 outside row/ring
     resolution), ``passes`` (N,); ``mask`` (N, 2142) bool, the legal actions
-    of the player to act.  ``rings_to_win`` is shared by the batch.
+    of the player to act; ``ray_codes`` (N, 86 * 6) int16 (module docstring).
+    ``rings_to_win`` is shared by the batch.
     """
 
     cells: np.ndarray
@@ -55,6 +72,7 @@ class BatchState:
     mover: np.ndarray
     passes: np.ndarray
     mask: np.ndarray
+    ray_codes: np.ndarray
     rings_to_win: int = DEFAULT_RINGS_TO_WIN
 
     @property
@@ -69,7 +87,7 @@ class BatchState:
         )
 
 
-_ARRAYS = ("cells", "ring_pos", "removed", "pool", "to_act", "phase", "mover", "passes", "mask")
+_ARRAYS = tuple(f.name for f in fields(BatchState) if f.name != "rings_to_win")
 
 
 def _check_rings_to_win(rings_to_win: int) -> int:
@@ -97,6 +115,7 @@ def new_batch(num_games: int, rings_to_win: int = DEFAULT_RINGS_TO_WIN) -> Batch
         mover=np.zeros(n, dtype=np.int64),
         passes=np.zeros(n, dtype=np.int64),
         mask=np.zeros((n, N_ACTIONS), dtype=np.bool_),
+        ray_codes=np.zeros((n, N_RAYS), dtype=np.int16),
         rings_to_win=_check_rings_to_win(rings_to_win),
     )
     reset_games(state, np.arange(n))
@@ -115,6 +134,14 @@ def reset_games(state: BatchState, games: np.ndarray) -> None:
     state.mover[games] = -1
     state.passes[games] = 0
     state.mask[games] = START_MASK
+    state.ray_codes[games] = EMPTY_RAY_CODES
+
+
+def count_rays(cells: np.ndarray) -> np.ndarray:
+    """(n, 86 * 6) int16: the ray codes of positions ``cells`` (n, 86), from scratch."""
+    kinds = np.take(CELL_KIND, cells, axis=0)[:, RAY_POINTS]  # (n, 86, 6, 9)
+    codes = (kinds * 3 ** np.arange(MAX_RAY, dtype=np.int16)).sum(axis=3, dtype=np.int16)
+    return np.asarray(codes.reshape(cells.shape[0], N_RAYS))
 
 
 def from_states(states: Sequence[State]) -> BatchState:
@@ -138,6 +165,7 @@ def from_states(states: Sequence[State]) -> BatchState:
         batch.mover[i] = s.mover
         batch.passes[i] = s.passes
         batch.mask[i] = s.legal_mask().astype(np.bool_)
+    batch.ray_codes[:] = count_rays(batch.cells)
     return batch
 
 

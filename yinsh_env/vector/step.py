@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..vocabulary import RINGS_PER_PLAYER
-from .legal import has_row, refresh_mask, rows_by_colour
+from .legal import refresh_mask, row_bits
 from .state import BatchState
 from .tables import (
     ACTION_ARG,
@@ -22,19 +22,26 @@ from .tables import (
     MARKER_CODE,
     MOVE,
     MOVE_BETWEEN_POINTS,
+    MOVE_DELTA,
     MOVE_DEST,
     MOVE_KIND,
     MOVE_ORIGIN,
+    MOVE_RAYS,
+    N_RAYS,
     OFF,
     OVER,
     PASS_KIND,
     PLACE_KIND,
+    POINT_DELTA,
+    POINT_RAYS,
     RING,
     RING_CODE,
     RING_KIND,
     ROW,
     ROW_KIND,
+    SEGMENT_DELTA,
     SEGMENT_POINTS,
+    SEGMENT_RAYS,
 )
 
 __all__ = ["apply", "outcome"]
@@ -48,14 +55,14 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray) -> None:
     kind = ACTION_KIND[actions]
     arg = ACTION_ARG[actions]
     me = state.to_act[games]
-    present = np.bincount(kind, minlength=len(_RULES))
-    only = len(present.nonzero()[0]) == 1  # one kind of action: its group is every game
-    for code, rule in _RULES:
-        if present[code] and only:
-            rule(state, games, me, arg)
-        elif present[code]:
-            chosen = kind == code
-            rule(state, games[chosen], me[chosen], arg[chosen])
+    present = np.bincount(kind, minlength=len(_RULES)).tolist()
+    if sum(map(bool, present)) == 1:  # one kind of action: its group is every game
+        _RULES[next(code for code, count in enumerate(present) if count)](state, games, me, arg)
+    else:
+        for code, rule in enumerate(_RULES):
+            if present[code]:
+                chosen = kind == code
+                rule(state, games[chosen], me[chosen], arg[chosen])
     refresh_mask(state, games)
 
 
@@ -67,6 +74,7 @@ def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) 
     state.to_act[g] = 1 - me
     placed = (state.ring_pos[g] != OFF).sum(axis=(1, 2)) + state.removed[g].sum(axis=1)
     state.phase[g[placed >= 2 * RINGS_PER_PLAYER]] = MOVE
+    _shift_rays(state, g, POINT_RAYS[point], POINT_DELTA[point])
 
 
 def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) -> None:
@@ -75,53 +83,58 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
     cells[g, origin] = MARKER_CODE[me]
     cells[g, dest] = RING_CODE[me]
     own = state.ring_pos[g, me]
-    state.ring_pos[g, me] = np.where(own == origin[:, None], dest[:, None], own)
+    state.ring_pos[g, me, np.argmax(own == origin[:, None], axis=1)] = dest
     between = MOVE_BETWEEN_POINTS[move]
     flipped = FLIP[cells[g[:, None], between]]
     cells[g[:, None], between] = flipped
     state.pool[g] -= 1
     state.passes[g] = 0
-    state.mover[g] = me
-    opp = 1 - me
-    white, black = rows_by_colour(cells[g])
-    own_row = np.where(me == 0, white, black)
-    flipped_to_opp = (flipped == MARKER_CODE[opp][:, None]).any(axis=1)
-    opp_row = ~own_row & flipped_to_opp & np.where(me == 0, black, white)
-    over = ~own_row & ~opp_row & (state.pool[g] <= 0)
-    state.to_act[g] = np.where(own_row, me, opp)
-    state.phase[g] = np.where(own_row | opp_row, ROW, np.where(over, OVER, MOVE))
-    quiet = ~own_row & ~opp_row & ~over
-    state.mover[g[quiet]] = -1
+    _shift_rays(state, g, MOVE_RAYS[move], MOVE_DELTA[move])
+    # _AFTER_MOVE[me, rows, flipped to opp]: (phase, to_act is me, mover stays) after the move.
+    rows = row_bits(cells[g])
+    flipped_to_opp = (flipped == MARKER_CODE[1 - me][:, None]).any(axis=1)
+    case = _AFTER_MOVE[me, rows, flipped_to_opp.view(np.int8), (state.pool[g] <= 0).view(np.int8)]
+    state.phase[g] = case & 7
+    state.to_act[g] = np.where(case & 8, me, 1 - me)
+    state.mover[g] = np.where(case & 16, me, -1)
 
 
 def _row(state: BatchState, g: np.ndarray, me: np.ndarray, segment: np.ndarray) -> None:
     state.cells[g[:, None], SEGMENT_POINTS[segment]] = EMPTY
+    _shift_rays(state, g, SEGMENT_RAYS[segment], SEGMENT_DELTA[segment])
     state.pool[g] += 5
     state.phase[g] = RING
 
 
 def _ring(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
-    state.cells[g, point] = EMPTY
+    """Remove a ring; then more rows of ``me``, the other side's rows, or the next move."""
+    cells = state.cells
+    cells[g, point] = EMPTY
     own = state.ring_pos[g, me]
-    state.ring_pos[g, me] = np.where(own == point[:, None], OFF, own)
-    state.removed[g, me] += 1
-    won = state.removed[g, me] >= state.rings_to_win
-    state.phase[g[won]] = OVER
-    rest, me = g[~won], me[~won]
-    more = has_row(state.cells[rest], MARKER_CODE[me])
-    state.phase[rest[more]] = ROW
-    _after_rows(state, rest[~more], me[~more])
-
-
-def _after_rows(state: BatchState, g: np.ndarray, player: np.ndarray) -> None:
-    """``player`` has no rows left in games ``g``: hand over resolution or the move."""
+    state.ring_pos[g, me, np.argmax(own == point[:, None], axis=1)] = OFF
+    _shift_rays(state, g, POINT_RAYS[point], -POINT_DELTA[point])
+    removed = state.removed[g, me] + 1
+    state.removed[g, me] = removed
     mover = state.mover[g]
-    opp = 1 - mover
-    theirs = (player == mover) & has_row(state.cells[g], MARKER_CODE[opp])
-    state.to_act[g] = opp
-    ending = ~theirs & (state.pool[g] <= 0)
-    state.phase[g] = np.where(theirs, ROW, np.where(ending, OVER, MOVE))
-    state.mover[g[~theirs & ~ending]] = -1
+    case = _AFTER_RING[
+        me,
+        (me == mover).view(np.int8),
+        row_bits(cells[g]),
+        (removed >= state.rings_to_win).view(np.int8),
+        (state.pool[g] <= 0).view(np.int8),
+    ]
+    state.phase[g] = case & 7
+    state.to_act[g] = np.where(case & 8, me, 1 - mover)
+    state.mover[g] = np.where(case & 16, mover, -1)
+
+
+def _shift_rays(state: BatchState, g: np.ndarray, rays: np.ndarray, delta: np.ndarray) -> None:
+    """Add ``delta`` (m, k) to the ray codes ``rays`` (m, k) of games ``g``.
+
+    A row's rays are distinct but for weight-0 padding, so one fancy ``+=`` is exact.
+    """
+    flat = state.ray_codes.reshape(-1)
+    flat[(g * N_RAYS)[:, None] + rays] += delta
 
 
 def _pass(state: BatchState, g: np.ndarray, me: np.ndarray, _: np.ndarray) -> None:
@@ -130,13 +143,56 @@ def _pass(state: BatchState, g: np.ndarray, me: np.ndarray, _: np.ndarray) -> No
     state.phase[g[state.passes[g] >= 2]] = OVER
 
 
-_RULES = (
-    (PLACE_KIND, _place),
-    (MOVE_KIND, _move),
-    (ROW_KIND, _row),
-    (RING_KIND, _ring),
-    (PASS_KIND, _pass),
-)
+def _after_move() -> np.ndarray:
+    """[me, row bits, a marker flipped to the other colour, pool empty] -> the case code:
+    phase | 8 if ``me`` acts next | 16 if the mover stays recorded.
+
+    The mover's own rows come first; the other side's rows count only when the
+    move flipped a marker to their colour (a row of theirs cannot exist before
+    the move); otherwise the game ends on an empty pool or the turn passes.
+    """
+    table = np.zeros((2, 4, 2, 2), dtype=np.int64)
+    for me, bits, flipped, empty in np.ndindex(*table.shape):
+        if bits >> me & 1:
+            table[me, bits, flipped, empty] = ROW | 8 | 16
+        elif flipped and bits >> (1 - me) & 1:
+            table[me, bits, flipped, empty] = ROW | 16
+        elif empty:
+            table[me, bits, flipped, empty] = OVER | 16
+        else:
+            table[me, bits, flipped, empty] = MOVE
+    return table
+
+
+def _after_ring() -> np.ndarray:
+    """[me, me is the mover, row bits, won, pool empty] -> the case code (as _after_move's,
+    with bit 8 meaning ``me`` acts next, else the mover's opponent).
+
+    A win ends the game; more rows of ``me`` are resolved next; then, when
+    ``me`` is the mover, the opponent's rows; else the game ends on an empty
+    pool or the mover's opponent moves.
+    """
+    table = np.zeros((2, 2, 4, 2, 2), dtype=np.int64)
+    for me, moving, bits, won, empty in np.ndindex(*table.shape):
+        if won:
+            code = OVER | 8 | 16
+        elif bits >> me & 1:
+            code = ROW | 8 | 16
+        elif moving and bits >> (1 - me) & 1:
+            code = ROW | 16
+        elif empty:
+            code = OVER | 16
+        else:
+            code = MOVE
+        table[me, moving, bits, won, empty] = code
+    return table
+
+
+_AFTER_MOVE = _after_move()
+_AFTER_RING = _after_ring()
+#: The rule of each action kind, indexed by kind.
+_RULES = (_place, _move, _row, _ring, _pass)
+assert (PLACE_KIND, MOVE_KIND, ROW_KIND, RING_KIND, PASS_KIND) == (0, 1, 2, 3, 4)
 
 
 def outcome(state: BatchState, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

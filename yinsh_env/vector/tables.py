@@ -135,6 +135,51 @@ RAY_LEGAL: Final = _ray_legal()
 #: RAY_LEGAL_STEPS[code, k]: bit k of RAY_LEGAL[code], as a bool table.
 RAY_LEGAL_STEPS: Final = (RAY_LEGAL[:, None] >> np.arange(MAX_RAY) & 1).astype(np.bool_)
 
+#: Ray codes kept up to date move by move (``BatchState.ray_codes``): ray ``p * 6 + d``
+#: of a game holds RAY_LEGAL's code of the ray from point p in direction d.
+N_RAYS: Final = N_CELLS * 6
+#: The ray every padding entry below names, with weight 0: the padding point's first ray.
+_NO_RAY = OFF * 6
+#: EMPTY_RAY_CODES[ray]: the code on an empty board (off-board steps are stops).
+EMPTY_RAY_CODES: Final = (
+    ((CELL_KIND[np.where(RAY_POINTS == OFF, BLOCK, EMPTY)] * 3 ** np.arange(MAX_RAY)).sum(axis=2))
+    .reshape(-1)
+    .astype(np.int16)
+)
+
+
+def _weights(points: list[tuple[int, int]]) -> dict[int, int]:
+    """The code change of every ray through ``points``, given as (point, kind change)."""
+    change: dict[int, int] = {}
+    for q, delta in points:
+        for p, d, k in np.argwhere(np.equal(RAY_POINTS, q)):
+            ray = int(p) * 6 + int(d)
+            change[ray] = change.get(ray, 0) + delta * 3 ** int(k)
+    return change
+
+
+def _change_table(changes: list[dict[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of (ray, code change), padded with weight-0 entries on the padding point's ray."""
+    width = max(len(c) for c in changes)
+    rays = np.full((len(changes), width), _NO_RAY, dtype=np.int64)
+    delta = np.zeros((len(changes), width), dtype=np.int16)
+    for i, change in enumerate(changes):
+        rays[i, : len(change)] = list(change)
+        delta[i, : len(change)] = list(change.values())
+    return rays, delta
+
+
+#: POINT_RAYS[p], POINT_DELTA[p]: the rays through point p and their code change when
+#: a ring appears there on an empty point (negated: when it leaves).
+POINT_RAYS, POINT_DELTA = _change_table([_weights([(p, 2)]) for p in range(N_POINTS)])
+#: MOVE_RAYS[m], MOVE_DELTA[m]: the same for move m (its origin turns from a ring into a
+#: marker, its destination from empty into a ring; jumped markers stay markers).
+MOVE_RAYS, MOVE_DELTA = _change_table([_weights([(a, -1), (b, 2)]) for a, b in MOVE_PAIRS])
+#: SEGMENT_RAYS[s], SEGMENT_DELTA[s]: the same for removing row s's five markers.
+SEGMENT_RAYS, SEGMENT_DELTA = _change_table(
+    [_weights([(p, -1) for p in segment]) for segment in SEGMENTS]
+)
+
 #: RING_CODE[player], MARKER_CODE[player]: the cell codes of a player's pieces.
 RING_CODE: Final = np.array([RING_W, RING_B], dtype=np.int8)
 MARKER_CODE: Final = np.array([MARKER_W, MARKER_B], dtype=np.int8)
@@ -160,6 +205,13 @@ for _table in (
     RING_CODE,
     MARKER_CODE,
     FLIP,
+    EMPTY_RAY_CODES,
+    POINT_RAYS,
+    POINT_DELTA,
+    MOVE_RAYS,
+    MOVE_DELTA,
+    SEGMENT_RAYS,
+    SEGMENT_DELTA,
 ):
     _table.flags.writeable = False
 
