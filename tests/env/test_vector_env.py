@@ -195,6 +195,32 @@ def test_bad_settings_are_refused_by_name(kwargs: dict[str, Any], word: str) -> 
         YinshVectorEnv(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("options", "error", "words"),
+    [
+        ([1], TypeError, "must be a dict"),
+        ({"leaner": 0}, ValueError, "unknown reset option(s) 'leaner' (known: learner)"),
+        ({"learner": 0, "state": None}, ValueError, "'state'"),
+        ({1: 2}, TypeError, "names must be strings"),
+        ({"learner": "left"}, ValueError, "unknown learner side 'left'"),
+    ],
+)
+def test_bad_reset_options_raise_naming_them(options: Any, error: type, words: str) -> None:
+    with pytest.raises(error) as caught:
+        YinshVectorEnv(2).reset(options=options)
+    assert words in str(caught.value)
+
+
+def test_the_learner_reset_option_sets_the_side_of_the_games_it_starts() -> None:
+    vec = YinshVectorEnv(4)  # alternating sides by default
+    vec.reset(seed=0, options={"learner": "black"})
+    assert vec.learner_seats.tolist() == [1, 1, 1, 1]
+    vec.reset(options=None)  # the second episode of each game: (game + 1) % 2
+    assert vec.learner_seats.tolist() == [1, 0, 1, 0]
+    with pytest.raises(ValueError, match=r"'learner'.*self_play"):
+        YinshVectorEnv(2, self_play=True).reset(options={"learner": 0})
+
+
 def test_self_play_gives_each_decision_to_the_player_to_act() -> None:
     vec = YinshVectorEnv(8, self_play=True)
     observations, _ = vec.reset(seed=3)

@@ -30,7 +30,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ..actions import N_ACTIONS
-from ..aec_env import AGENTS, ILLEGAL_REWARD, check_seed, make_observation_space
+from ..aec_env import AGENTS, ILLEGAL_REWARD, check_options, check_seed, make_observation_space
 from ..errors import IllegalActionError, NotAnActionError
 from ..gym_env import _parse_learner, _reward
 from ..opponents import Entry, is_sampler
@@ -128,10 +128,15 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
+        """Start every game afresh.  ``options`` as ``Yinsh-v0`` checks them (a dict of
+        known string keys, else an error naming the key); the one known here is
+        ``"learner"``, the side (as the constructor takes it) in the games started now."""
         seed = check_seed(seed)
+        options = check_options(options, ("learner",))
+        side = _parse_learner(options["learner"]) if "learner" in options else None
+        if side is not None and self.self_play:
+            raise ValueError("reset option 'learner': self_play has both seats the learner")
         super().reset(seed=seed)
-        if options:
-            raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
         if seed is not None:
             self._episodes[:] = 0
             for player in self._players:
@@ -139,12 +144,13 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 if callable(reseed):
                     reseed(seed=int(self.np_random.integers(2**31)))
         reset_games(self._batch, self._all)
-        self._start(self._all)
+        self._start(self._all, side)
         return self._observe(), {}
 
-    def _start(self, games: np.ndarray) -> None:
-        """Games ``games`` were just reset: choose sides and opponents, let them open."""
-        side = self._side_choice
+    def _start(self, games: np.ndarray, side: str | int | None = None) -> None:
+        """Games ``games`` were just reset: choose sides (``side``, else the constructor's
+        choice) and opponents, let them open."""
+        side = self._side_choice if side is None else side
         if self.self_play:
             side = 0
         if side == "alternate":
