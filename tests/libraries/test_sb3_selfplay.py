@@ -60,6 +60,12 @@ def test_snapshots_are_frozen_copies_and_join_the_pool_every_k_steps() -> None:
 def test_build_sampler_gives_a_pool_a_curriculum_or_a_league() -> None:
     pool = selfplay.build_sampler(["random", "greedy"], strategy="uniform")
     assert isinstance(pool, OpponentPool) and pool.names == ["random", "greedy"]
+    from yinsh_env.vector.greedy import GreedyOpponent
+
+    # greedy scores all its games' moves at once on the vector environment
+    assert isinstance(pool.entries[1].opponent, GreedyOpponent)
+    noisy = selfplay.build_sampler([], curriculum=["random", "greedy:noise=150"])
+    assert noisy.entries[1].opponent.noise == 150.0
     assert selfplay.snapshot_pool(pool) is pool and selfplay.curriculum_of(pool) is None
     ladder = selfplay.build_sampler([], curriculum=["random", "greedy"])
     assert isinstance(ladder, Curriculum) and selfplay.snapshot_pool(ladder) is None

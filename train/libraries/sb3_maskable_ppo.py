@@ -67,6 +67,7 @@ import torch
 from agents import make_agent
 from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.evaluation.elo import Tally
+from agents.greedy import GreedyAgent
 from agents.libraries.library_agent import save_variant
 from agents.libraries.sb3_models import PlanesCNN
 from agents.params import MAX_THREADS
@@ -75,6 +76,7 @@ from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES, OpponentSampler
 from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.greedy import GreedyOpponent
 
 from .progress import EVERY, RunProgress, run_log_dir
 
@@ -127,10 +129,13 @@ def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> 
 
 def vector_opponent(opponent: Any, seed: int = 0) -> Any:
     """What the vector environment plays against: ``random`` as its own batched random
-    player, another agent spec built (seeded with ``seed``), anything else as it is."""
-    if isinstance(opponent, str) and opponent != "random":
-        return make_agent(opponent, seed=seed)
-    return opponent
+    player, ``greedy`` (any noise) as :class:`~yinsh_env.vector.greedy.GreedyOpponent`
+    (all games' moves scored at once), another agent spec built (seeded with ``seed``),
+    anything else as it is."""
+    if not isinstance(opponent, str) or opponent == "random":
+        return opponent
+    agent = make_agent(opponent, seed=seed)
+    return GreedyOpponent(agent.noise) if type(agent) is GreedyAgent else agent
 
 
 def make_vec_env(

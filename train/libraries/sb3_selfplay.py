@@ -12,7 +12,8 @@ MaskablePPO model on the vector environment (:mod:`yinsh_env.vector.sb3`) or on
   ``every`` learner steps, and prints a progress line every ``report_every``
   steps: the learner's score against each opponent met since the last line
   (the training curve, :class:`OpponentScores`), the curriculum's stage, steps per second.
-* :func:`build_sampler`: the pool, curriculum or league the command line asks for.
+* :func:`build_sampler`: the pool, curriculum or league the command line asks for
+  (its ``greedy`` members batched: :func:`batch_greedy`).
 * :class:`TimedVecEnv` and :class:`Profile`: where the time goes, the
   environments (with the opponents' moves) against the policy's forward
   passes while collecting and PPO's updates.
@@ -100,8 +101,9 @@ def build_sampler(
     curriculum_share: float = 0.5,
     seed: int = 0,
 ) -> OpponentSampler:
-    """The learner's opponents: a pool (``opponents`` plus snapshots when ``self_play``),
-    a curriculum, or a league of both (``curriculum_share`` of the episodes to the latter)."""
+    """The learner's opponents on the vector environment: a pool (``opponents`` plus
+    snapshots when ``self_play``), a curriculum, or a league of both (``curriculum_share``
+    of the episodes to the latter)."""
     if not (opponents or self_play or curriculum):
         raise ValueError("no opponents: name some, a curriculum, or self-play")
     ladder = (
@@ -112,12 +114,31 @@ def build_sampler(
     pool = None
     if opponents or self_play:
         pool = pool_from_specs(opponents, strategy, max_snapshots, seed=seed)
+    for member in (ladder, pool):
+        if member is not None:
+            batch_greedy(member)
     if ladder is None:
         assert pool is not None
         return pool
     if pool is None:
         return ladder
     return League([(curriculum_share, ladder), (1.0 - curriculum_share, pool)])
+
+
+def batch_greedy(sampler: OpponentSampler) -> OpponentSampler:
+    """The sampler with its ``greedy`` members (any noise) as
+    :class:`~yinsh_env.vector.greedy.GreedyOpponent`: the vector environment then
+    scores all their games' moves at once instead of asking them game by game.
+
+    Those members then play on the vector environment only (they have no ``act``).
+    """
+    from agents.greedy import GreedyAgent
+    from yinsh_env.vector.greedy import GreedyOpponent
+
+    for entry in sampler.entries:
+        if type(entry.opponent) is GreedyAgent:
+            entry.opponent = GreedyOpponent(entry.opponent.noise)
+    return sampler
 
 
 def _member(sampler: OpponentSampler, kind: type[T]) -> T | None:
