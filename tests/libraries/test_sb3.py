@@ -69,6 +69,18 @@ def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFix
         run_arena([f"sb3:path={path}", "random"], 1, MatchSettings(rings_to_win=3), progress=False)
 
 
+def test_cpu_minutes_stop_training_once_the_process_has_used_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The process has used more than 0.001 CPU-minutes before training starts: the
+    # first step stops it, far short of --timesteps.
+    args = ["--timesteps", "1000000", "--cpu-minutes", "0.001", "--eval-games", "1"]
+    example.main([*args, "--rings-to-win", "1", *TINY])
+    steps = int(capsys.readouterr().out.split("trained ", 1)[1].split(" steps", 1)[0])
+    assert 0 < steps <= 2  # one step of each of the two games
+    assert example.CpuTimeLimit(1e9)._on_step()
+
+
 def test_variant_records_are_checked_and_optional(tiny_model: Path, tmp_path: Path) -> None:
     import shutil
     import zipfile

@@ -169,6 +169,22 @@ class TimeLimit(BaseCallback):
         return time.perf_counter() < self.deadline
 
 
+class CpuTimeLimit(BaseCallback):
+    """Stops training once this process has used ``seconds`` of CPU time.
+
+    Counted from the process's start (``time.process_time``: every thread, the
+    imports and set-up included), so that runs on a shared machine get the same
+    budget whatever else it runs; checked after every step.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def _on_step(self) -> bool:
+        return time.process_time() < self.seconds
+
+
 class ProgressCallback(BaseCallback):
     """Progress lines, TensorBoard scalars and a bar for ``learn`` (:class:`RunProgress`).
 
@@ -396,6 +412,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="stop training after this long (0: no limit)",
     )
     parser.add_argument(
+        "--cpu-minutes",
+        type=number_in(0, 1e6),
+        default=0.0,
+        help="stop training once the process has used this much CPU time (0: no limit)",
+    )
+    parser.add_argument(
         "--opponent",
         type=agent_spec,
         nargs="+",
@@ -527,6 +549,8 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:
         callbacks.append(TimeLimit(args.minutes * 60))
+    if args.cpu_minutes > 0:
+        callbacks.append(CpuTimeLimit(args.cpu_minutes * 60))
     snapshots: list[Any] = []
     if not isinstance(sampler, str):
         pool = snapshot_pool(sampler) if args.self_play else None
