@@ -19,6 +19,7 @@ import pytest
 from yinsh_env.observation import encode as scalar_encode
 from yinsh_env.state import State
 from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome, to_state
+from yinsh_env.vector.legal import random_actions
 from yinsh_env.vector.observe import encode, masks_for
 from yinsh_env.vector.opponents import random_legal
 
@@ -153,3 +154,20 @@ def test_scripted_corners_match_the_scalar_engine(text: str, script: list[str]) 
     assert game.is_terminal == (batch.phase[0] == 4) and to_state(batch, 0) == game
     if game.is_terminal:
         compare_ends([game], batch, one)
+
+
+def test_random_actions_draw_every_legal_action_and_nothing_else() -> None:
+    """The random opponent's draw from the positions has the masks' support, in every
+    phase (the corner positions give passes and several rows)."""
+    rng = np.random.default_rng(5)
+    corners = [State.from_text(text) for text in CORNERS]
+    batch = from_states([s for s in corners if s.rings_to_win == 3] + [State()] * 12)
+    for ply in range(120):
+        live = np.flatnonzero(batch.mask.any(axis=1))
+        if ply % 15 == 0:
+            expected = {(int(live[r]), int(a)) for r, a in zip(*np.nonzero(batch.mask[live]))}
+            draws = [random_actions(batch, live, rng) for _ in range(2000)]
+            assert {(int(g), int(a)) for d in draws for g, a in zip(live, d)} == expected
+        actions = random_actions(batch, live, rng)
+        assert batch.mask[live, actions].all()
+        apply(batch, live, actions)

@@ -22,6 +22,7 @@ from gymnasium.vector import AutoresetMode
 from yinsh_env.errors import IllegalActionError, NotAnActionError
 from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import OpponentPool
+from yinsh_env.vector import to_state
 from yinsh_env.vector.env import YinshVectorEnv
 from yinsh_env.vector.opponents import RandomOpponent, random_legal
 from yinsh_env.vector.shaping import ShapedReward
@@ -113,6 +114,20 @@ def test_scalar_shaped_wrapper_passes_gymnasiums_checker() -> None:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*different from the unwrapped")
         check_env(ShapedReward(YinshGymEnv(), weight=0.2), skip_render_check=True)
+
+
+def test_against_the_random_opponent_every_mask_is_the_positions() -> None:
+    """The random opponent draws from the positions and its own masks are never built:
+    the learner's masks, and every game's state, still match the scalar engine."""
+    vec = YinshVectorEnv(16, learner="random")
+    observations, _ = vec.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(150):
+        observations, *_ = vec.step(random_legal(observations["action_mask"], rng))
+        for game in range(16):
+            state = to_state(vec._batch, game)
+            assert state.to_act == vec.learner_seats[game]
+            np.testing.assert_array_equal(observations["action_mask"][game], state.legal_mask())
 
 
 def test_make_vec_returns_the_vector_env_with_same_step_autoreset() -> None:

@@ -37,23 +37,38 @@ def positions(count: int, seed: int) -> list[State]:
     return out[:count]
 
 
-def test_random_legal_is_uniform_over_each_rows_legal_actions() -> None:
+@pytest.mark.parametrize("copies", [1, 10], ids=["row-by-row", "packed"])
+def test_random_legal_is_uniform_over_each_rows_legal_actions(copies: int) -> None:
+    """A few rows are drawn one by one, more through packed words: both uniform."""
     masks = np.zeros((3, 2142), dtype=np.int8)
     masks[0, [5, 2141]] = 1
-    masks[1, [0, 7, 8, 9, 1000]] = 1
+    masks[1, [0, 7, 8, 9, 63, 64, 1000]] = 1
     masks[2, 2141] = 1
+    masks = np.tile(masks, (copies, 1))
     rng = np.random.default_rng(0)
     seen = Counter(
-        (row, int(action))
-        for _ in range(3000)
+        (row % 3, int(action))
+        for _ in range(3000 // copies)
         for row, action in enumerate(random_legal(masks, rng))
     )
-    assert set(seen) == {(0, 5), (0, 2141), (1, 0), (1, 7), (1, 8), (1, 9), (1, 1000), (2, 2141)}
-    assert 1300 < seen[0, 5] < 1700 and all(500 < seen[1, a] < 700 for a in (0, 7, 8, 9, 1000))
+    assert set(seen) == {(0, 5), (0, 2141), (2, 2141)} | {
+        (1, a) for a in (0, 7, 8, 9, 63, 64, 1000)
+    }
+    assert 1300 < seen[0, 5] < 1700
+    assert all(330 < seen[1, a] < 530 for a in (0, 7, 8, 9, 63, 64, 1000))
 
 
-def test_random_legal_refuses_a_mask_without_actions() -> None:
-    masks = np.ones((2, 2142), dtype=np.int8)
+@pytest.mark.parametrize("rows", [[2, 0], [2, 0] * 5, list(range(1, 30))])
+def test_random_legal_draws_for_the_rows_asked(rows: list[int]) -> None:
+    masks = np.zeros((30, 2142), dtype=np.bool_)
+    masks[np.arange(30), np.arange(30) * 70] = True  # row r: action 70 r only
+    actions = random_legal(masks, np.random.default_rng(0), np.array(rows))
+    assert actions.tolist() == [70 * r for r in rows]
+
+
+@pytest.mark.parametrize("n", [2, 20])
+def test_random_legal_refuses_a_mask_without_actions(n: int) -> None:
+    masks = np.ones((n, 2142), dtype=np.int8)
     masks[1] = 0
     with pytest.raises(ValueError, match="row 1"):
         random_legal(masks, np.random.default_rng(0))
@@ -68,11 +83,18 @@ def test_greedy_asked_per_game_chooses_as_the_scalar_greedy() -> None:
     assert batched.tolist() == [scalar.act(s) for s in states]
 
 
+class FirstLegal:
+    """An agent that reads engine states (``act(state)``) and has no batched form."""
+
+    def act(self, state: State) -> int:
+        return state.legal_actions()[0]
+
+
 def test_agents_and_callables_are_adapted() -> None:
     assert isinstance(batch_opponent(None), RandomOpponent)
     assert isinstance(batch_opponent("random"), RandomOpponent)
     assert isinstance(batch_opponent("greedy"), GreedyOpponent)
-    assert isinstance(batch_opponent(GreedyAgent()), StateOpponent)
+    assert isinstance(batch_opponent(FirstLegal()), StateOpponent)
     assert isinstance(batch_opponent(lambda observation: 0), ObservationOpponent)
     mine = RandomOpponent()
     assert batch_opponent(mine) is mine and isinstance(mine, BatchOpponent)

@@ -36,6 +36,7 @@ from ..gym_env import _parse_learner, _reward
 from ..opponents import Entry, is_sampler
 from ..state import DEFAULT_RINGS_TO_WIN
 from ..vocabulary import Result, Termination
+from .legal import random_actions, refresh_mask
 from .observe import encode, masks_for
 from .opponents import BatchOpponent, RandomOpponent, batch_opponent, random_legal
 from .shaping import check_shaping, ring_potential
@@ -117,6 +118,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._episodes = np.zeros(self.num_envs, dtype=np.int64)
         self._phi = np.zeros(self.num_envs, dtype=np.float64)
         self._all = np.arange(self.num_envs)
+        #: The one opponent plays uniformly at random: its actions are drawn from the
+        #: positions (random_actions) and its masks never built (see _apply).
+        self._random_only = len(self._players) == 1 and type(self._players[0]) is RandomOpponent
         self.single_observation_space = make_observation_space()
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -189,6 +193,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             for slot in np.unique(slots) if len(self._players) > 1 else (0,):
                 chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
+                if self._random_only:
+                    self._apply(chosen, random_actions(batch, chosen, self.np_random))
+                    continue
                 if type(player) is RandomOpponent:  # draws from the masks: legal by construction
                     apply(batch, chosen, random_legal(batch.mask, self.np_random, chosen))
                     continue
@@ -204,6 +211,17 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                     )
                 apply(batch, chosen, actions)
 
+    def _apply(self, games: np.ndarray, actions: np.ndarray) -> None:
+        """Apply ``actions`` in ``games``; against the random opponent, refresh only the
+        masks someone reads: the learner's, and those of finished games (all zeros)."""
+        batch = self._batch
+        if not self._random_only:
+            apply(batch, games, actions)
+            return
+        apply(batch, games, actions, refresh=False)
+        shown = (batch.phase[games] == OVER) | (batch.to_act[games] == self._learner[games])
+        refresh_mask(batch, games if shown.all() else games[shown])
+
     # --- steps ---------------------------------------------------------------------
 
     def step(
@@ -217,7 +235,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
         seat = batch.to_act.copy() if self.self_play else self._learner.copy()
         played = self._all[legal]
-        apply(batch, played, acts[played])
+        self._apply(played, acts[played])
         if not self.self_play:
             self._play_opponents(played)
         over = batch.phase == OVER

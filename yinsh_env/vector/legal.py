@@ -30,7 +30,9 @@ from .tables import (
     OFF,
     PLACE,
     RAY_ACTIONS,
+    RAY_COUNT,
     RAY_LEGAL_STEPS,
+    RAY_NTH_STEP,
     RAY_POINTS,
     RING,
     RINGS_PER_SIDE,
@@ -38,7 +40,7 @@ from .tables import (
     SEGMENT_POINTS_T,
 )
 
-__all__ = ["move_destinations", "refresh_mask", "row_bits", "rows_of"]
+__all__ = ["move_destinations", "random_actions", "refresh_mask", "row_bits", "rows_of"]
 
 #: _ROW_BIT[code]: a cell's bit in :func:`row_bits` (1 a White marker, 2 a Black one).
 _ROW_BIT = np.zeros(BLOCK + 1, dtype=np.uint8)
@@ -132,3 +134,55 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
         rings = state.ring_pos[removing, players]
         g, r = np.nonzero(rings != OFF)
         mask[removing[g], RING_OFFSET + rings[g, r]] = True
+
+
+def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n,) a uniformly random legal action in each of ``games``, drawn from the positions.
+
+    What ``random_legal(state.mask[games])`` draws, without the masks (so a
+    random opponent's masks need not be built): the k-th of a game's legal
+    actions is found by running counts over its empty points, its rings' rays
+    (:data:`~.tables.RAY_COUNT` of each ray code), its rows or its rings.
+    """
+    n = games.size
+    actions = np.full(n, PASS_ACTION, dtype=np.int64)
+    phase = state.phase[games]
+    me = state.to_act[games]
+    draw = rng.random(n)
+    present = np.bincount(phase, minlength=N_PHASES).tolist()
+    for which in (PLACE, MOVE, ROW, RING):
+        if not present[which]:
+            continue
+        chosen = np.flatnonzero(phase == which) if present[which] < n else np.arange(n)
+        g, player = games[chosen], me[chosen]
+        if which == PLACE:
+            actions[chosen] = _kth(state.cells[g, :N_POINTS] == EMPTY, draw[chosen])
+        elif which == ROW:
+            rows = rows_of(state.cells[g], MARKER_CODE[player])
+            actions[chosen] = ROW_OFFSET + _kth(rows, draw[chosen])
+        elif which == RING:
+            rings = state.ring_pos[g, player]
+            slot = _kth(rings != OFF, draw[chosen])
+            actions[chosen] = RING_OFFSET + rings[np.arange(g.size), slot]
+        else:
+            rings = state.ring_pos[g, player]
+            rays = ((g * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS
+            codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip").reshape(g.size, -1)
+            counts = np.take(RAY_COUNT, codes, mode="clip")  # (m, 30) legal steps per ray
+            upto = np.cumsum(counts, axis=1)
+            pick = (draw[chosen] * upto[:, -1]).astype(np.int64)
+            ray = np.argmax(upto > pick[:, None], axis=1)
+            arange = np.arange(g.size)
+            nth = pick - upto[arange, ray] + counts[arange, ray]
+            step = RAY_NTH_STEP[codes[arange, ray], nth]
+            point = rings[arange, ray // 6]
+            moves = _RAY_ACTIONS[(point * 6 + ray % 6) * MAX_RAY + step]
+            actions[chosen] = np.where(upto[:, -1] > 0, moves, PASS_ACTION)
+    return actions
+
+
+def _kth(held: np.ndarray, draw: np.ndarray) -> np.ndarray:
+    """(m,) the column of the ``floor(draw * count)``-th set entry of each row of ``held``."""
+    upto = np.cumsum(held, axis=1, dtype=np.int64)
+    pick = (draw * upto[:, -1]).astype(np.int64)
+    return np.asarray(np.argmax(upto > pick[:, None], axis=1))

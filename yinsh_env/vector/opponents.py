@@ -20,6 +20,7 @@ asked one game at a time, since their own decision is the cost.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -51,6 +52,8 @@ for _byte in range(256):
     _set = [i for i in range(8) if _byte & (0x80 >> i)]
     _NTH_SET[_byte, : len(_set)] = _set
 _NTH_SET.flags.writeable = False
+#: Up to this many rows, random_legal draws row by row.
+_FEW = 8
 
 
 def random_legal(
@@ -67,6 +70,9 @@ def random_legal(
     if a mask has no legal action.
     """
     width = masks.shape[1]
+    count = masks.shape[0] if rows is None else rows.size
+    if count <= _FEW:
+        return _random_few(masks, rng, range(count) if rows is None else rows.tolist())
     if rows is None:
         packed = np.packbits(masks, axis=1)
     elif 4 * rows.size < masks.shape[0]:  # a few rows: copy them rather than pack them all
@@ -99,6 +105,17 @@ def random_legal(
     return np.asarray(
         where[word] % words * 64 + byte * 8 + _NTH_SET[chosen[arange, byte], nth], dtype=np.int64
     )
+
+
+def _random_few(masks: np.ndarray, rng: np.random.Generator, rows: Iterable[int]) -> np.ndarray:
+    """random_legal for a few rows, one row at a time (fewer array calls than packing)."""
+    chosen: list[int] = []
+    for row, draw in zip(rows, rng.random(_FEW).tolist()):
+        legal = np.flatnonzero(masks[row])
+        if not legal.size:
+            raise ValueError(f"masks row {len(chosen)} has no legal action")
+        chosen.append(int(legal[int(draw * legal.size)]))
+    return np.array(chosen, dtype=np.int64)
 
 
 class RandomOpponent:

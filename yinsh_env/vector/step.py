@@ -47,10 +47,13 @@ from .tables import (
 __all__ = ["apply", "outcome"]
 
 
-def apply(state: BatchState, games: np.ndarray, actions: np.ndarray) -> None:
+def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
     """Apply ``actions[i]`` in game ``games[i]``, in place; every action must be legal there.
 
     The caller checks legality (the mask); an illegal action corrupts the game.
+    ``refresh=False`` leaves the masks of ``games`` stale, for a caller that
+    refreshes those it needs (:func:`~.legal.refresh_mask`) and draws the
+    others' actions from the positions (:func:`~.legal.random_actions`).
     """
     kind = ACTION_KIND[actions]
     arg = ACTION_ARG[actions]
@@ -63,7 +66,8 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray) -> None:
             if present[code]:
                 chosen = kind == code
                 rule(state, games[chosen], me[chosen], arg[chosen])
-    refresh_mask(state, games)
+    if refresh:
+        refresh_mask(state, games)
 
 
 def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:

@@ -134,6 +134,9 @@ def _ray_legal() -> np.ndarray:
 RAY_LEGAL: Final = _ray_legal()
 #: RAY_LEGAL_STEPS[code, k]: bit k of RAY_LEGAL[code], as a bool table.
 RAY_LEGAL_STEPS: Final = (RAY_LEGAL[:, None] >> np.arange(MAX_RAY) & 1).astype(np.bool_)
+#: RAY_COUNT[code]: how many legal steps; RAY_NTH_STEP[code, k]: the k-th of them (nearest first).
+RAY_COUNT: Final = RAY_LEGAL_STEPS.sum(axis=1).astype(np.int64)
+RAY_NTH_STEP: Final = np.argsort(~RAY_LEGAL_STEPS, axis=1, kind="stable").astype(np.int64)
 
 #: Ray codes kept up to date move by move (``BatchState.ray_codes``): ray ``p * 6 + d``
 #: of a game holds RAY_LEGAL's code of the ray from point p in direction d.
@@ -202,6 +205,8 @@ for _table in (
     CELL_KIND,
     RAY_LEGAL,
     RAY_LEGAL_STEPS,
+    RAY_COUNT,
+    RAY_NTH_STEP,
     RING_CODE,
     MARKER_CODE,
     FLIP,
