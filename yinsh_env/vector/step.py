@@ -27,6 +27,7 @@ from .tables import (
     MOVE_KIND,
     MOVE_ORIGIN,
     MOVE_RAYS,
+    N_CELLS,
     N_RAYS,
     OFF,
     OVER,
@@ -37,6 +38,7 @@ from .tables import (
     RING,
     RING_CODE,
     RING_KIND,
+    RINGS_PER_SIDE,
     ROW,
     ROW_KIND,
     SEGMENT_DELTA,
@@ -71,10 +73,8 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bo
 
 
 def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
-    state.cells[g, point] = RING_CODE[me]
-    own = state.ring_pos[g, me]
-    slot = np.argmax(own == OFF, axis=1)
-    state.ring_pos[g, me, slot] = point
+    state.cells.reshape(-1)[g * N_CELLS + point] = RING_CODE[me]
+    _set_ring(state, g, me, OFF, point)
     state.to_act[g] = 1 - me
     placed = (state.ring_pos[g] != OFF).sum(axis=(1, 2)) + state.removed[g].sum(axis=1)
     state.phase[g[placed >= 2 * RINGS_PER_PLAYER]] = MOVE
@@ -82,20 +82,19 @@ def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) 
 
 
 def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) -> None:
+    cells = state.cells.reshape(-1)  # flat indices: cheaper than two-axis fancy indexing
+    base = g * N_CELLS
     origin, dest = MOVE_ORIGIN[move], MOVE_DEST[move]
-    cells = state.cells
-    cells[g, origin] = MARKER_CODE[me]
-    cells[g, dest] = RING_CODE[me]
-    own = state.ring_pos[g, me]
-    state.ring_pos[g, me, np.argmax(own == origin[:, None], axis=1)] = dest
-    between = MOVE_BETWEEN_POINTS[move]
-    flipped = FLIP[cells[g[:, None], between]]
-    cells[g[:, None], between] = flipped
+    cells[base + origin] = MARKER_CODE[me]
+    cells[base + dest] = RING_CODE[me]
+    _set_ring(state, g, me, origin, dest)
+    between = base[:, None] + MOVE_BETWEEN_POINTS[move]  # padding: the game's own OFF cell
+    flipped = FLIP[cells[between]]
+    cells[between] = flipped
     state.pool[g] -= 1
     state.passes[g] = 0
     _shift_rays(state, g, MOVE_RAYS[move], MOVE_DELTA[move])
-    # _AFTER_MOVE[me, rows, flipped to opp]: (phase, to_act is me, mover stays) after the move.
-    rows = row_bits(cells[g])
+    rows = row_bits(state.cells[g])
     flipped_to_opp = (flipped == MARKER_CODE[1 - me][:, None]).any(axis=1)
     case = _AFTER_MOVE[me, rows, flipped_to_opp.view(np.int8), (state.pool[g] <= 0).view(np.int8)]
     state.phase[g] = case & 7
@@ -104,7 +103,7 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
 
 
 def _row(state: BatchState, g: np.ndarray, me: np.ndarray, segment: np.ndarray) -> None:
-    state.cells[g[:, None], SEGMENT_POINTS[segment]] = EMPTY
+    state.cells.reshape(-1)[(g * N_CELLS)[:, None] + SEGMENT_POINTS[segment]] = EMPTY
     _shift_rays(state, g, SEGMENT_RAYS[segment], SEGMENT_DELTA[segment])
     state.pool[g] += 5
     state.phase[g] = RING
@@ -112,24 +111,35 @@ def _row(state: BatchState, g: np.ndarray, me: np.ndarray, segment: np.ndarray) 
 
 def _ring(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
     """Remove a ring; then more rows of ``me``, the other side's rows, or the next move."""
-    cells = state.cells
-    cells[g, point] = EMPTY
-    own = state.ring_pos[g, me]
-    state.ring_pos[g, me, np.argmax(own == point[:, None], axis=1)] = OFF
+    state.cells.reshape(-1)[g * N_CELLS + point] = EMPTY
+    _set_ring(state, g, me, point, OFF)
     _shift_rays(state, g, POINT_RAYS[point], -POINT_DELTA[point])
-    removed = state.removed[g, me] + 1
-    state.removed[g, me] = removed
+    counts = state.removed.reshape(-1)
+    mine = g * 2 + me
+    removed = counts[mine] + 1
+    counts[mine] = removed
     mover = state.mover[g]
     case = _AFTER_RING[
         me,
         (me == mover).view(np.int8),
-        row_bits(cells[g]),
+        row_bits(state.cells[g]),
         (removed >= state.rings_to_win).view(np.int8),
         (state.pool[g] <= 0).view(np.int8),
     ]
     state.phase[g] = case & 7
     state.to_act[g] = np.where(case & 8, me, 1 - mover)
     state.mover[g] = np.where(case & 16, mover, -1)
+
+
+def _set_ring(
+    state: BatchState, g: np.ndarray, me: np.ndarray, old: np.ndarray | int, new: np.ndarray | int
+) -> None:
+    """In each game, the first of ``me``'s ring slots holding ``old`` now holds ``new``."""
+    slots = state.ring_pos.reshape(-1)
+    first = (g * 2 + me) * RINGS_PER_SIDE
+    own = slots[first[:, None] + _SLOTS]
+    slot = np.argmax(own == (old[:, None] if isinstance(old, np.ndarray) else old), axis=1)
+    slots[first + slot] = new
 
 
 def _shift_rays(state: BatchState, g: np.ndarray, rays: np.ndarray, delta: np.ndarray) -> None:
@@ -193,6 +203,7 @@ def _after_ring() -> np.ndarray:
 
 
 _AFTER_MOVE = _after_move()
+_SLOTS = np.arange(RINGS_PER_SIDE)
 _AFTER_RING = _after_ring()
 #: The rule of each action kind, indexed by kind.
 _RULES = (_place, _move, _row, _ring, _pass)
