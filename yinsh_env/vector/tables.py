@@ -151,13 +151,24 @@ EMPTY_RAY_CODES: Final = (
 )
 
 
+def _rays_through() -> list[list[tuple[int, int]]]:
+    """For each point, the (ray, step) pairs of the rays that pass through it."""
+    through: list[list[tuple[int, int]]] = [[] for _ in range(N_POINTS)]
+    for (p, d, k), q in np.ndenumerate(RAY_POINTS):
+        if q != OFF:
+            through[int(q)].append((int(p) * 6 + int(d), int(k)))
+    return through
+
+
+_THROUGH = _rays_through()
+
+
 def _weights(points: list[tuple[int, int]]) -> dict[int, int]:
     """The code change of every ray through ``points``, given as (point, kind change)."""
     change: dict[int, int] = {}
     for q, delta in points:
-        for p, d, k in np.argwhere(np.equal(RAY_POINTS, q)):
-            ray = int(p) * 6 + int(d)
-            change[ray] = change.get(ray, 0) + delta * 3 ** int(k)
+        for ray, k in _THROUGH[q]:
+            change[ray] = change.get(ray, 0) + delta * 3**k
     return change
 
 
