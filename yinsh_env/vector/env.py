@@ -180,8 +180,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._player_of[id(opponent)] = (opponent, len(self._players) - 1)
         return len(self._players) - 1
 
-    def _play_opponents(self, games: np.ndarray) -> None:
-        """Let the opponents act in ``games`` until the learner must act (or the game ends)."""
+    def _play_opponents(self, games: np.ndarray, refresh: bool = True) -> None:
+        """Let the opponents act in ``games`` until the learner must act (or the game ends);
+        ``refresh=False``: see :meth:`_apply`."""
         batch = self._batch
         while games.size:
             games = games[
@@ -194,7 +195,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
                 if self._random_only:
-                    self._apply(chosen, random_actions(batch, chosen, self.np_random))
+                    self._apply(chosen, random_actions(batch, chosen, self.np_random), refresh)
                     continue
                 if type(player) is RandomOpponent:  # draws from the masks: legal by construction
                     apply(batch, chosen, random_legal(batch.mask, self.np_random, chosen))
@@ -211,14 +212,17 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                     )
                 apply(batch, chosen, actions)
 
-    def _apply(self, games: np.ndarray, actions: np.ndarray) -> None:
+    def _apply(self, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
         """Apply ``actions`` in ``games``; against the random opponent, refresh only the
-        masks someone reads: the learner's, and those of finished games (all zeros)."""
+        masks someone reads: the learner's, and those of finished games (all zeros), and
+        with ``refresh=False`` none (the step refreshes every game's mask once, at its end)."""
         batch = self._batch
         if not self._random_only:
             apply(batch, games, actions)
             return
         apply(batch, games, actions, refresh=False)
+        if not refresh:
+            return
         shown = (batch.phase[games] == OVER) | (batch.to_act[games] == self._learner[games])
         refresh_mask(batch, games if shown.all() else games[shown])
 
@@ -235,9 +239,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
         seat = batch.to_act.copy() if self.self_play else self._learner.copy()
         played = self._all[legal]
-        self._apply(played, acts[played])
+        self._apply(played, acts[played], refresh=False)
         if not self.self_play:
-            self._play_opponents(played)
+            self._play_opponents(played, refresh=False)
+        if self._random_only:  # the masks left stale by the learner's and opponent's actions
+            refresh_mask(batch, self._all)
         over = batch.phase == OVER
         done = over | ~legal
         rewards = np.zeros(self.num_envs, dtype=np.float64)
