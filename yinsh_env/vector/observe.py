@@ -42,6 +42,7 @@ for _me in (0, 1):
     _rows[1 + _me, 0] = _rows[2 - _me, 1] = _rows[3 + _me, 2] = _rows[4 - _me, 3] = 1.0
     _rows[:BLOCK, 4] = 1.0  # every code but the padding point's is on the board
 _CELL_PLANES.flags.writeable = False
+_CELL_PLANES_BY_OBSERVER = _CELL_PLANES.reshape(2, _CODES, 5)
 #: _PHASE_PLANES[phase]: planes 5-8 (one-hot; all zero once over).
 _PHASE_PLANES = np.eye(5, 4, dtype=np.float32)
 
@@ -60,22 +61,23 @@ def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = Non
     me = state.to_act[games] if player is None else player
     opp = 1 - me
     phase = state.phase[games]
-    removed = state.removed[games]
     arange = np.arange(n)
-    # One row of 17 plane values per game and cell code: the piece and board planes
-    # of that code for this observer, then the game's constant planes.
+    # The game's constant planes (5-16), then one row of 17 plane values per game and
+    # cell code: the piece and board planes of that code for this observer, the constants.
+    consts = np.empty((n, N_PLANES - 5), dtype=np.float32)
+    consts[:, :4] = _PHASE_PLANES[phase]
+    consts[:, 4] = 0.0  # candidate rows: written below
+    consts[:, 5] = ((phase == ROW) | (phase == RING)) & (state.mover[games] == me)
+    removed = state.removed.reshape(-1)
+    consts[:, 6] = removed[games * 2 + me] / 5.0
+    consts[:, 7] = removed[games * 2 + opp] / 5.0
+    consts[:, 8] = state.rings_to_win / 5.0
+    consts[:, 9] = state.pool[games] / TOTAL_MARKERS
+    consts[:, 10] = state.passes[games] > 0
+    consts[:, 11] = opp  # the observer is White (0)
     values = np.empty((n, _CODES, N_PLANES), dtype=np.float32)
-    values[:, :, :5] = np.take(_CELL_PLANES, (_CODES * me)[:, None] + np.arange(_CODES), axis=0)
-    values[:, :, 5:9] = np.take(_PHASE_PLANES, phase, axis=0)[:, None, :]
-    values[:, :, 9] = 0.0  # candidate rows: written below
-    resolving = (phase == ROW) | (phase == RING)
-    values[:, :, 10] = (resolving & (state.mover[games] == me))[:, None]
-    values[:, :, 11] = (removed[arange, me] / 5.0)[:, None]
-    values[:, :, 12] = (removed[arange, opp] / 5.0)[:, None]
-    values[:, :, 13] = state.rings_to_win / 5.0
-    values[:, :, 14] = (state.pool[games] / TOTAL_MARKERS)[:, None]
-    values[:, :, 15] = (state.passes[games] > 0)[:, None]
-    values[:, :, 16] = opp[:, None]  # the observer is White (0)
+    values[:, :, :5] = _CELL_PLANES_BY_OBSERVER[me]
+    values[:, :, 5:] = consts[:, None, :]
     # Each game's cell codes offset to its own rows of ``values``, read at the grid's points.
     codes = state.cells[games] + (_CODES * arange)[:, None]  # (n, 86)
     cells = np.take(codes, _grid_index(n), mode="clip")
