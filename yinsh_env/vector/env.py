@@ -315,13 +315,13 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
             raise NotAnActionError(
                 f"actions must be {self.num_envs} integers, got {acts.dtype} of shape {acts.shape}"
             )
-        if ((acts < 0) | (acts >= N_ACTIONS)).any():
+        if acts.min() < 0 or acts.max() >= N_ACTIONS:
             raise NotAnActionError(f"actions must be in 0..{N_ACTIONS - 1}, got {acts}")
-        return acts.astype(np.int64)
+        return acts.astype(np.int64, copy=False)  # read, never written
 
     def _observe(self) -> Observation:
         batch = self._batch
