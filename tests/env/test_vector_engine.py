@@ -19,9 +19,10 @@ import pytest
 from yinsh_env.observation import encode as scalar_encode
 from yinsh_env.state import State
 from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome, to_state
-from yinsh_env.vector.legal import random_actions
+from yinsh_env.vector.legal import random_actions, refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
 from yinsh_env.vector.opponents import random_legal
+from yinsh_env.vector.step import play_random
 
 #: Hand-made positions (from tests of the rules' corners): a double pass after a row
 #: (standard), a walled-in player freed by the opponent (Blitz), the opponent's three
@@ -171,3 +172,20 @@ def test_random_actions_draw_every_legal_action_and_nothing_else() -> None:
         actions = random_actions(batch, live, rng)
         assert batch.mask[live, actions].all()
         apply(batch, live, actions)
+
+
+def test_play_random_applies_what_random_actions_draws() -> None:
+    """The random opponent's fused draw-and-apply equals drawing, then applying."""
+    corners = [State.from_text(text) for text in CORNERS]
+    states = [s for s in corners if s.rings_to_win == 3] + [State()] * 20
+    drawn, played = from_states(states), from_states(states)
+    first, second = np.random.default_rng(9), np.random.default_rng(9)
+    for _ in range(150):
+        live = np.flatnonzero(drawn.mask.any(axis=1))
+        apply(drawn, live, random_actions(drawn, live, first))
+        play_random(played, live, second)
+        refresh_mask(played, live)
+        for name in ("cells", "ring_pos", "removed", "pool", "to_act", "phase", "mover", "passes"):
+            np.testing.assert_array_equal(getattr(drawn, name), getattr(played, name), name)
+        np.testing.assert_array_equal(drawn.mask, played.mask)
+        np.testing.assert_array_equal(drawn.ray_codes, played.ray_codes)

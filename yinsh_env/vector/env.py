@@ -36,12 +36,12 @@ from ..gym_env import _parse_learner, _reward
 from ..opponents import Entry, is_sampler
 from ..state import DEFAULT_RINGS_TO_WIN
 from ..vocabulary import Result, Termination
-from .legal import random_actions, refresh_mask
+from .legal import refresh_mask
 from .observe import encode, masks_for
 from .opponents import BatchOpponent, RandomOpponent, batch_opponent, random_legal
 from .shaping import check_shaping, ring_potential
 from .state import new_batch, reset_games
-from .step import apply, outcome
+from .step import apply, outcome, play_random
 from .tables import OVER
 
 __all__ = ["YinshVectorEnv"]
@@ -195,7 +195,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
                 if self._random_only:
-                    self._apply(chosen, random_actions(batch, chosen, self.np_random), refresh)
+                    play_random(batch, chosen, self.np_random)
+                    if refresh:
+                        self._refresh_shown(chosen)
                     continue
                 if type(player) is RandomOpponent:  # draws from the masks: legal by construction
                     apply(batch, chosen, random_legal(batch.mask, self.np_random, chosen))
@@ -221,8 +223,13 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             apply(batch, games, actions)
             return
         apply(batch, games, actions, refresh=False)
-        if not refresh:
-            return
+        if refresh:
+            self._refresh_shown(games)
+
+    def _refresh_shown(self, games: np.ndarray) -> None:
+        """Refresh the masks of ``games`` that someone reads: finished games' and those
+        where the learner is to act."""
+        batch = self._batch
         shown = (batch.phase[games] == OVER) | (batch.to_act[games] == self._learner[games])
         refresh_mask(batch, games if shown.all() else games[shown])
 

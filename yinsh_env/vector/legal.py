@@ -11,6 +11,8 @@ bounds-checking pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
@@ -40,7 +42,14 @@ from .tables import (
     SEGMENT_POINTS_T,
 )
 
-__all__ = ["move_destinations", "random_actions", "refresh_mask", "row_bits", "rows_of"]
+__all__ = [
+    "move_destinations",
+    "random_actions",
+    "random_groups",
+    "refresh_mask",
+    "row_bits",
+    "rows_of",
+]
 
 #: _ROW_BIT[code]: a cell's bit in :func:`row_bits` (1 a White marker, 2 a Black one).
 _ROW_BIT = np.zeros(BLOCK + 1, dtype=np.uint8)
@@ -144,8 +153,22 @@ def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generato
     actions is found by running counts over its empty points, its rings' rays
     (:data:`~.tables.RAY_COUNT` of each ray code), its rows or its rings.
     """
+    actions = np.full(games.size, PASS_ACTION, dtype=np.int64)
+    for _, chosen, _, _, drawn in random_groups(state, games, rng):
+        actions[chosen] = drawn
+    return actions
+
+
+def random_groups(
+    state: BatchState, games: np.ndarray, rng: np.random.Generator
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`random_actions` by phase: (phase, positions in ``games``, those games, the
+    players to act, the actions drawn) for each phase present.
+
+    The draws are made up front and each group reads only its own games, so a
+    caller may apply one group's actions before taking the next group.
+    """
     n = games.size
-    actions = np.full(n, PASS_ACTION, dtype=np.int64)
     phase = state.phase[games]
     me = state.to_act[games]
     draw = rng.random(n)
@@ -154,31 +177,37 @@ def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generato
         if not present[which]:
             continue
         chosen = np.flatnonzero(phase == which) if present[which] < n else np.arange(n)
-        g, player = games[chosen], me[chosen]
+        g, player, share = games[chosen], me[chosen], draw[chosen]
         if which == PLACE:
-            actions[chosen] = _kth(state.cells[g, :N_POINTS] == EMPTY, draw[chosen])
+            drawn = _kth(state.cells[g, :N_POINTS] == EMPTY, share)
         elif which == ROW:
-            rows = rows_of(state.cells[g], MARKER_CODE[player])
-            actions[chosen] = ROW_OFFSET + _kth(rows, draw[chosen])
+            drawn = ROW_OFFSET + _kth(rows_of(state.cells[g], MARKER_CODE[player]), share)
         elif which == RING:
             rings = state.ring_pos[g, player]
-            slot = _kth(rings != OFF, draw[chosen])
-            actions[chosen] = RING_OFFSET + rings[np.arange(g.size), slot]
+            drawn = RING_OFFSET + rings[np.arange(g.size), _kth(rings != OFF, share)]
         else:
-            rings = state.ring_pos[g, player]
-            rays = ((g * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS
-            codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip").reshape(g.size, -1)
-            counts = np.take(RAY_COUNT, codes, mode="clip")  # (m, 30) legal steps per ray
-            upto = np.cumsum(counts, axis=1)
-            pick = (draw[chosen] * upto[:, -1]).astype(np.int64)
-            ray = np.argmax(upto > pick[:, None], axis=1)
-            arange = np.arange(g.size)
-            nth = pick - upto[arange, ray] + counts[arange, ray]
-            step = RAY_NTH_STEP[codes[arange, ray], nth]
-            point = rings[arange, ray // 6]
-            moves = _RAY_ACTIONS[(point * 6 + ray % 6) * MAX_RAY + step]
-            actions[chosen] = np.where(upto[:, -1] > 0, moves, PASS_ACTION)
-    return actions
+            drawn = _random_moves(state, g, player, share)
+        yield which, chosen, g, player, drawn
+
+
+def _random_moves(
+    state: BatchState, g: np.ndarray, player: np.ndarray, draw: np.ndarray
+) -> np.ndarray:
+    """The ``floor(draw * count)``-th legal move of each game, by ring, ray and step (pass
+    where there is none)."""
+    rings = state.ring_pos[g, player]
+    rays = ((g * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS
+    codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip").reshape(g.size, -1)
+    counts = np.take(RAY_COUNT, codes, mode="clip")  # (m, 30) legal steps per ray
+    upto = np.cumsum(counts, axis=1)
+    pick = (draw * upto[:, -1]).astype(np.int64)
+    ray = np.argmax(upto > pick[:, None], axis=1)
+    arange = np.arange(g.size)
+    nth = pick - upto[arange, ray] + counts[arange, ray]
+    step = RAY_NTH_STEP[codes[arange, ray], nth]
+    point = rings[arange, ray // 6]
+    moves = _RAY_ACTIONS[(point * 6 + ray % 6) * MAX_RAY + step]
+    return np.asarray(np.where(upto[:, -1] > 0, moves, PASS_ACTION))
 
 
 def _kth(held: np.ndarray, draw: np.ndarray) -> np.ndarray:

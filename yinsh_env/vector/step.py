@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
 from ..vocabulary import RINGS_PER_PLAYER
-from .legal import refresh_mask, row_bits
+from .legal import random_groups, refresh_mask, row_bits
 from .state import BatchState
 from .tables import (
     ACTION_ARG,
@@ -32,6 +33,7 @@ from .tables import (
     OFF,
     OVER,
     PASS_KIND,
+    PLACE,
     PLACE_KIND,
     POINT_DELTA,
     POINT_RAYS,
@@ -46,7 +48,7 @@ from .tables import (
     SEGMENT_RAYS,
 )
 
-__all__ = ["apply", "outcome"]
+__all__ = ["apply", "outcome", "play_random"]
 
 
 def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
@@ -70,6 +72,29 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bo
                 rule(state, games[chosen], me[chosen], arg[chosen])
     if refresh:
         refresh_mask(state, games)
+
+
+def play_random(state: BatchState, games: np.ndarray, rng: np.random.Generator) -> None:
+    """Apply a uniformly random legal action in each of ``games`` (masks left stale).
+
+    :func:`~.legal.random_actions`' draws applied group by group: its phase
+    groups are the action kinds' (a move phase's pass aside), so they are not
+    sorted out twice.
+    """
+    for which, _, g, me, actions in random_groups(state, games, rng):
+        if which == MOVE:
+            stuck = actions == PASS_ACTION
+            if stuck.any():
+                _pass(state, g[stuck], me[stuck], actions[stuck])
+                g, me, actions = g[~stuck], me[~stuck], actions[~stuck]
+            if g.size:
+                _move(state, g, me, actions - MOVE_OFFSET)
+        elif which == PLACE:
+            _place(state, g, me, actions)  # PLACE_OFFSET is 0
+        elif which == ROW:
+            _row(state, g, me, actions - ROW_OFFSET)
+        else:
+            _ring(state, g, me, actions - RING_OFFSET)
 
 
 def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
@@ -227,3 +252,6 @@ def outcome(state: BatchState, games: np.ndarray) -> tuple[np.ndarray, np.ndarra
         np.maximum(white, black) >= target, 0, np.where(state.passes[games] >= 2, 2, 1)
     )
     return winner, termination
+
+
+assert PLACE_OFFSET == 0
