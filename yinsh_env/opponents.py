@@ -283,9 +283,10 @@ class League:
 
     members: Sequence[tuple[float, OpponentSampler]]
     _weights: np.ndarray = field(init=False, repr=False)
-    #: id(entry) -> (entry, the sampler that chose it), until its result comes back:
-    #: a pool may drop a snapshot while an episode against it is still being played.
-    _chosen: dict[int, tuple[Entry, OpponentSampler]] = field(
+    #: id(entry) -> (entry, the sampler that chose it, games not yet recorded), until
+    #: the last result comes back: a pool may drop a snapshot while games against it
+    #: (several at once in a vector environment) are still being played.
+    _chosen: dict[int, tuple[Entry, OpponentSampler, int]] = field(
         init=False, repr=False, default_factory=dict
     )
 
@@ -304,21 +305,25 @@ class League:
         index = int(rng.choice(len(self.members), p=self._weights))
         sampler = self.members[index][1]
         entry = sampler.sample(rng)
-        self._chosen[id(entry)] = (entry, sampler)
+        chosen = self._chosen.get(id(entry))
+        games = chosen[2] + 1 if chosen is not None and chosen[0] is entry else 1
+        self._chosen[id(entry)] = (entry, sampler, games)
         return entry
 
     def record(self, entry: Entry, reward: float) -> None:
         """Send the result to the sampler that chose ``entry`` (still a member or not)."""
         chosen = self._chosen.get(id(entry))
         if chosen is not None and chosen[0] is entry:
-            sampler = chosen[1]
+            sampler, games = chosen[1], chosen[2] - 1
+            if games > 0:
+                self._chosen[id(entry)] = (entry, sampler, games)
+            else:  # its last game under way: forget it
+                del self._chosen[id(entry)]
         else:
             sampler = next((s for _, s in self.members if entry in s), None)  # type: ignore[assignment]
             if sampler is None:
                 raise ValueError(f"opponent {entry.name!r} belongs to no sampler of this league")
         sampler.record(entry, reward)
-        if entry not in sampler:  # dropped since it was chosen: forget it
-            self._chosen.pop(id(entry), None)
 
     def __contains__(self, entry: object) -> bool:
         return any(entry in sampler for _, sampler in self.members)

@@ -255,3 +255,19 @@ def test_a_snapshot_dropped_during_its_episode_still_gets_its_result() -> None:
     assert newest.games == 1 and newest.score == 0.0
     pool.record(chosen, 0.0)  # a bare pool takes a dropped member's result too
     assert chosen.games == 2
+
+
+def test_a_dropped_snapshot_gets_the_results_of_all_its_games_under_way() -> None:
+    """In a vector environment several games can be under way against one snapshot."""
+    pool = OpponentPool("uniform", max_snapshots=1)
+    pool.add_snapshot(None, 0)
+    league = League([(1.0, pool)])
+    rng = np.random.default_rng(0)
+    first, second = league.sample(rng), league.sample(rng)
+    assert first is second
+    pool.add_snapshot(None, 100)  # drops snapshot@0 while both its games go on
+    league.record(first, 1.0)
+    league.record(second, -1.0)  # the second result once raised: no sampler of this league
+    assert first.games == 2 and first.score == 1.0  # points: a win and a loss
+    with pytest.raises(ValueError, match="snapshot@0"):
+        league.record(first, 1.0)  # a third result: no game was under way
