@@ -23,7 +23,8 @@ game review, :mod:`agents.web` the browser app):
 * :mod:`agents.params`: agent parameters, each with its default and constraint;
 * :mod:`agents.byo`: bring your own agent (``py:`` specs, entry points);
 * :mod:`agents.greedy`, :mod:`agents.alphabeta`, :mod:`agents.mcts`: the baselines,
-  on the hand-made evaluation of :mod:`agents.heuristics`;
+  on the hand-made evaluation of :mod:`agents.heuristics`; :mod:`agents.greedy_batch`:
+  greedy for many games at once (its ``act_batch``), on the batched engine;
 * :mod:`agents.openspiel_mcts`: OpenSpiel's MCTS as an agent;
 * :mod:`agents.external`: any program speaking the engine protocol (``engine:cmd=``);
 * :mod:`agents.protocol`: that line protocol; :mod:`agents.engine_cli` serves an agent

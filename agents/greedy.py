@@ -10,13 +10,14 @@ seeded generator, so greedy games vary with the seed.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+import numpy as np
 from pydantic import Field
 
 from yinsh_env import State
 
-from .base import Agent
+from .base import Agent, batch_arrays
 from .heuristics import evaluate
 from .params import checked
 
@@ -76,3 +77,22 @@ class GreedyAgent(Agent):
             elif value == best_value:
                 best.append(action)
         return best[self.rng.randrange(len(best))]
+
+    def act_batch(
+        self, observations: Any, masks: Any, rng: np.random.Generator | None = None
+    ) -> np.ndarray:
+        """(n,) greedy's choice in each of n games, every game's actions valued at once.
+
+        :class:`agents.greedy_batch.GreedyOpponent` computes the values :meth:`act`
+        does, in array operations, so ``make_agent("greedy")`` is a batch opponent of
+        the vector environment.  Noise and ties are drawn from a generator seeded
+        from the agent's own (``rng`` unused), so seeded runs repeat, though not move
+        for move with :meth:`act`.
+        """
+        from .greedy_batch import GreedyOpponent  # the batched engine, loaded when asked
+
+        planes, legal = batch_arrays(observations, masks)
+        if not len(planes):
+            return np.zeros(0, dtype=np.int64)
+        draws = np.random.default_rng(self.rng.getrandbits(64))
+        return GreedyOpponent(self.noise).act_batch(planes, legal.astype(np.int8), draws)

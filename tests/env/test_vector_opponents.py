@@ -1,4 +1,7 @@
-"""Batch opponents (yinsh_env.vector.opponents): random choices, and agents asked per game."""
+"""Batch opponents (yinsh_env.vector.opponents): random choices, and agents asked per game.
+
+The batched greedy agent has its tests in tests/agents/test_greedy_batch.py.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.greedy import GreedyAgent, best_turn_value
-from yinsh_env.observation import encode
+from agents.greedy import GreedyAgent
 from yinsh_env.state import State
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.greedy import GreedyOpponent
 from yinsh_env.vector.opponents import (
     BatchOpponent,
     ObservationOpponent,
@@ -21,20 +22,6 @@ from yinsh_env.vector.opponents import (
     batch_opponent,
     random_legal,
 )
-
-
-def positions(count: int, seed: int) -> list[State]:
-    """Positions met in random games (every phase, rows and rings included)."""
-    rng = np.random.default_rng(seed)
-    out: list[State] = []
-    while len(out) < count:
-        state = State()
-        while not state.is_terminal:
-            if rng.random() < 0.05 or state.phase >= 2:
-                out.append(state.copy())
-            legal = state.legal_actions()
-            state.apply_unchecked(legal[int(rng.integers(len(legal)))])
-    return out[:count]
 
 
 @pytest.mark.parametrize("copies", [1, 10], ids=["row-by-row", "packed"])
@@ -74,15 +61,6 @@ def test_random_legal_refuses_a_mask_without_actions(n: int) -> None:
         random_legal(masks, np.random.default_rng(0))
 
 
-def test_greedy_asked_per_game_chooses_as_the_scalar_greedy() -> None:
-    states = positions(60, seed=1)
-    planes = np.stack([encode(s) for s in states])
-    masks = np.stack([s.legal_mask() for s in states])
-    batched = StateOpponent(GreedyAgent(seed=5)).act_batch(planes, masks, np.random.default_rng())
-    scalar = GreedyAgent(seed=5)
-    assert batched.tolist() == [scalar.act(s) for s in states]
-
-
 class FirstLegal:
     """An agent that reads engine states (``act(state)``) and has no batched form."""
 
@@ -93,13 +71,14 @@ class FirstLegal:
 def test_agents_and_callables_are_adapted() -> None:
     assert isinstance(batch_opponent(None), RandomOpponent)
     assert isinstance(batch_opponent("random"), RandomOpponent)
-    assert isinstance(batch_opponent("greedy"), GreedyOpponent)
     assert isinstance(batch_opponent(FirstLegal()), StateOpponent)
     assert isinstance(batch_opponent(lambda observation: 0), ObservationOpponent)
     mine = RandomOpponent()
     assert batch_opponent(mine) is mine and isinstance(mine, BatchOpponent)
     with pytest.raises(TypeError, match="act_batch"):
         batch_opponent(42)
+    with pytest.raises(ValueError, match=r"make_agent\('greedy'\)"):
+        batch_opponent("greedy")  # the engine knows no agents: the spec is refused by name
 
 
 def test_a_greedy_opponent_is_reseeded_by_a_seeded_reset() -> None:
@@ -114,46 +93,3 @@ def test_a_greedy_opponent_is_reseeded_by_a_seeded_reset() -> None:
         return out
 
     assert all(np.array_equal(a, b) for a, b in zip(play(3), play(3)))
-
-
-def test_batched_greedy_values_every_action_as_the_scalar_greedy() -> None:
-    """Every legal action's value (the mover's turn finished greedily, then evaluated)
-    equals agents.greedy's exactly, so the choice is one of the scalar agent's best."""
-    states = positions(80, seed=3)
-    planes = np.stack([encode(s) for s in states])
-    masks = np.stack([s.legal_mask() for s in states])
-    greedy = GreedyOpponent()
-    game, action, value = greedy.values(planes, masks)
-    expected = []
-    for g, a in zip(game.tolist(), action.tolist()):
-        child = states[g].copy()
-        child.apply_unchecked(a)
-        expected.append(best_turn_value(child, states[g].to_act))
-    np.testing.assert_array_equal(value, expected)
-    chosen = greedy.act_batch(planes, masks, np.random.default_rng(0))
-    for g, pick in enumerate(chosen.tolist()):
-        mine = value[game == g]
-        assert value[(game == g) & (action == pick)][0] == mine.max()
-
-
-def test_batched_greedy_breaks_ties_at_random_and_refuses_negative_noise() -> None:
-    start = np.stack([encode(State())] * 2)
-    masks = np.stack([State().legal_mask()] * 2)
-    picks = {int(a) for a in GreedyOpponent().act_batch(start, masks, np.random.default_rng(1))}
-    picks |= {int(a) for a in GreedyOpponent().act_batch(start, masks, np.random.default_rng(2))}
-    assert len(picks) > 1  # placements tie at the start: the choice varies
-    with pytest.raises(ValueError, match="noise"):
-        GreedyOpponent(noise=-1.0)
-
-
-def test_the_greedy_opponent_beats_random_play_in_the_vector_env() -> None:
-    vec = YinshVectorEnv(16, opponent="greedy", rings_to_win=1)
-    observations, _ = vec.reset(seed=0)
-    rng = np.random.default_rng(0)
-    results: list[float] = []
-    while len(results) < 16:
-        observations, rewards, terminated, _, _ = vec.step(
-            random_legal(observations["action_mask"], rng)
-        )
-        results += rewards[terminated].tolist()
-    assert np.mean(results) < -0.5

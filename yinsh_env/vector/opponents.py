@@ -11,8 +11,9 @@ whose ``observes`` attribute is False (uniformly random play) is given
 seeded ``reset``, as the scalar environment reseeds its agents.
 
 Network agents and library snapshots implement ``act_batch`` directly (one
-forward pass for the batch); :class:`~.greedy.GreedyOpponent` is the greedy
-baseline in array operations.  Anything the scalar environment accepts as an
+forward pass for the batch), and so does the greedy agent
+(``agents.make_agent("greedy")``, its values computed in array operations by
+``agents.greedy_batch``).  Anything the scalar environment accepts as an
 opponent is adapted by :func:`batch_opponent`: agents with ``act(state)``
 (greedy, search) and ``act_observation(observation)``, and callables, are
 asked one game at a time, since their own decision is the cost.
@@ -187,16 +188,20 @@ class ObservationOpponent(_PerGame):
 
 
 def batch_opponent(opponent: Any) -> BatchOpponent:
-    """``opponent`` as a batch opponent: None or ``"random"`` plays uniformly at random,
-    ``"greedy"`` is :class:`~.greedy.GreedyOpponent`;
+    """``opponent`` as a batch opponent: None or ``"random"`` plays uniformly at random;
     objects with ``act_batch`` are used as they are; ``act(state)``,
-    ``act_observation`` and callables are wrapped.  TypeError for anything else."""
+    ``act_observation`` and callables are wrapped.  Another string (an agent spec
+    such as ``"greedy"``) is a ValueError naming the agent object to pass instead
+    (``agents.make_agent("greedy")``: the engine knows no agents); TypeError for
+    anything else."""
     if opponent is None or (isinstance(opponent, str) and opponent == "random"):
         return RandomOpponent()
-    if isinstance(opponent, str) and opponent == "greedy":
-        from .greedy import GreedyOpponent
-
-        return GreedyOpponent()
+    if isinstance(opponent, str):
+        raise ValueError(
+            f"opponent {opponent!r}: pass an agent, not its spec: "
+            f"agents.make_agent({opponent!r}) (greedy, network and library agents decide "
+            "for all their games at once); the only string the vector env takes is 'random'"
+        )
     if callable(getattr(opponent, "act_batch", None)):
         return opponent
     if callable(getattr(opponent, "act", None)):

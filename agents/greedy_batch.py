@@ -1,4 +1,9 @@
-"""The greedy baseline for many games at once: ``agents.greedy`` in array operations.
+"""The greedy baseline for many games at once: :mod:`agents.greedy` in array operations.
+
+:meth:`agents.greedy.GreedyAgent.act_batch` decides with it, so
+``make_agent("greedy")`` is a batch opponent of the vector environment
+(:mod:`yinsh_env.vector.opponents`); it runs on the batched engine of
+:mod:`yinsh_env.vector`.
 
 For each game, every legal action is applied to a copy (all games' copies in
 one batch), the mover's further decisions of the same turn (rows, then
@@ -9,27 +14,28 @@ rings removed, a pending ring, ring threats, fours and threes of markers
 (segments holding an opponent's ring do not count), markers on the board
 and ring mobility.  The values equal the scalar agent's exactly (every term
 is a multiple of 0.25), so the choices are the scalar agent's best actions;
-ties are broken at random with the environment's generator (the scalar
-agent draws from its own, so seeded games differ between the two).
+ties are broken at random with the generator :meth:`GreedyOpponent.act_batch`
+is given (the agent passes one seeded from its own, so seeded games repeat,
+though not move for move with :meth:`~agents.greedy.GreedyAgent.act`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .legal import move_destinations
-from .observe import decode
-from .state import BatchState
-from .step import apply, outcome
-from .tables import MARKER_CODE, OVER, RING, RING_CODE, SEGMENT_POINTS_T
+from yinsh_env.vector.legal import move_destinations
+from yinsh_env.vector.observe import decode
+from yinsh_env.vector.state import BatchState
+from yinsh_env.vector.step import apply, outcome
+from yinsh_env.vector.tables import MARKER_CODE, OVER, RING, RING_CODE, SEGMENT_POINTS_T
+
+from . import heuristics as h
 
 __all__ = ["GreedyOpponent", "evaluate", "turn_values"]
 
 
 def _side_score(state: BatchState, player: np.ndarray) -> np.ndarray:
     """The heuristic's score of ``player``'s side in every game (agents.heuristics)."""
-    from agents import heuristics as h  # the terms and weights live with the scalar agent
-
     points = state.cells.T  # (86, m): point-major, so segment gathers copy whole rows
     own_markers = points == MARKER_CODE[player]
     own_rings = np.take(points == RING_CODE[player], SEGMENT_POINTS_T, axis=0).any(axis=0)
@@ -58,13 +64,11 @@ def _side_score(state: BatchState, player: np.ndarray) -> np.ndarray:
 
 def evaluate(state: BatchState, player: np.ndarray) -> np.ndarray:
     """:func:`agents.heuristics.evaluate` of every game of ``state`` for ``player`` (m,)."""
-    from agents.heuristics import WIN_SCORE
-
     value = _side_score(state, player) - _side_score(state, 1 - player)
     over = np.flatnonzero(state.phase == OVER)
     if over.size:
         winner, _ = outcome(state, over)
-        won = np.where(winner == player[over], WIN_SCORE, -WIN_SCORE)
+        won = np.where(winner == player[over], h.WIN_SCORE, -h.WIN_SCORE)
         value[over] = np.where(winner < 0, 0.0, won)
     return value
 
