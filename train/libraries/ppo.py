@@ -61,6 +61,7 @@ from torch.distributions import Categorical
 from agents import make_agent
 from agents.cli_args import agent_spec, int_in, number_in, output_file
 from agents.greedy import GreedyAgent
+from agents.greedy_batch import GreedyOpponent
 from agents.libraries.ppo_policy import PolicyOpponent, PPOPolicy, masked_logits, save_policy
 from agents.params import MAX_THREADS
 from yinsh_env.actions import N_ACTIONS
@@ -68,7 +69,6 @@ from yinsh_env.geometry import POINTS, SEGMENTS
 from yinsh_env.observation import GRID
 from yinsh_env.opponents import Entry
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.greedy import GreedyOpponent
 from yinsh_env.vocabulary import Result
 
 
@@ -203,7 +203,7 @@ class OpponentMix:
 
 def make_opponent(spec: str, seed: int) -> Any:
     """The agent ``spec`` names, as a batch opponent where one exists: ``greedy``
-    (with its ``noise``) is :class:`yinsh_env.vector.greedy.GreedyOpponent`, its
+    (with its ``noise``) is :class:`agents.greedy_batch.GreedyOpponent`, its
     values computed for all games at once; anything else is built by
     :func:`agents.make_agent` (and asked game by game unless it has ``act_batch``)."""
     agent = make_agent(spec, seed=seed)
