@@ -68,6 +68,7 @@ from agents import make_agent
 from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.evaluation.elo import Tally
 from agents.greedy import GreedyAgent
+from agents.greedy_batch import GreedyOpponent
 from agents.libraries.library_agent import save_variant
 from agents.libraries.sb3_models import PlanesCNN
 from agents.params import MAX_THREADS
@@ -76,7 +77,6 @@ from yinsh_env.errors import IllegalActionError
 from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES, OpponentSampler
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.greedy import GreedyOpponent
 
 from .progress import EVERY, RunProgress, run_log_dir
 
@@ -129,7 +129,7 @@ def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> 
 
 def vector_opponent(opponent: Any, seed: int = 0) -> Any:
     """What the vector environment plays against: ``random`` as its own batched random
-    player, ``greedy`` (any noise) as :class:`~yinsh_env.vector.greedy.GreedyOpponent`
+    player, ``greedy`` (any noise) as :class:`~agents.greedy_batch.GreedyOpponent`
     (all games' moves scored at once), another agent spec built (seeded with ``seed``),
     anything else as it is."""
     if not isinstance(opponent, str) or opponent == "random":
