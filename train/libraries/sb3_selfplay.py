@@ -127,13 +127,13 @@ def build_sampler(
 
 def batch_greedy(sampler: OpponentSampler) -> OpponentSampler:
     """The sampler with its ``greedy`` members (any noise) as
-    :class:`~yinsh_env.vector.greedy.GreedyOpponent`: the vector environment then
+    :class:`~agents.greedy_batch.GreedyOpponent`: the vector environment then
     scores all their games' moves at once instead of asking them game by game.
 
     Those members then play on the vector environment only (they have no ``act``).
     """
     from agents.greedy import GreedyAgent
-    from yinsh_env.vector.greedy import GreedyOpponent
+    from agents.greedy_batch import GreedyOpponent
 
     for entry in sampler.entries:
         if type(entry.opponent) is GreedyAgent:
