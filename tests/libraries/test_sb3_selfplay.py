@@ -60,7 +60,7 @@ def test_snapshots_are_frozen_copies_and_join_the_pool_every_k_steps() -> None:
 def test_build_sampler_gives_a_pool_a_curriculum_or_a_league() -> None:
     pool = selfplay.build_sampler(["random", "greedy"], strategy="uniform")
     assert isinstance(pool, OpponentPool) and pool.names == ["random", "greedy"]
-    from yinsh_env.vector.greedy import GreedyOpponent
+    from agents.greedy_batch import GreedyOpponent
 
     # greedy scores all its games' moves at once on the vector environment
     assert isinstance(pool.entries[1].opponent, GreedyOpponent)
