@@ -103,7 +103,7 @@ def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) 
     state.to_act[g] = 1 - me
     placed = (state.ring_pos[g] != OFF).sum(axis=(1, 2)) + state.removed[g].sum(axis=1)
     state.phase[g[placed >= 2 * RINGS_PER_PLAYER]] = MOVE
-    _shift_rays(state, g, POINT_RAYS[point], POINT_DELTA[point])
+    _shift_rays(state, g, POINT_RAYS, POINT_DELTA, point)
 
 
 def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) -> None:
@@ -113,12 +113,13 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
     cells[base + origin] = MARKER_CODE[me]
     cells[base + dest] = RING_CODE[me]
     _set_ring(state, g, me, origin, dest)
-    between = base[:, None] + MOVE_BETWEEN_POINTS[move]  # padding: the game's own OFF cell
+    between = np.take(MOVE_BETWEEN_POINTS, move, axis=0, mode="clip")
+    between += base[:, None]  # padding: the game's own OFF cell
     flipped = FLIP[cells[between]]
     cells[between] = flipped
     state.pool[g] -= 1
     state.passes[g] = 0
-    _shift_rays(state, g, MOVE_RAYS[move], MOVE_DELTA[move])
+    _shift_rays(state, g, MOVE_RAYS, MOVE_DELTA, move)
     rows = row_bits(state.cells[g])
     flipped_to_opp = (flipped == MARKER_CODE[1 - me][:, None]).any(axis=1)
     case = _AFTER_MOVE[me, rows, flipped_to_opp.view(np.int8), (state.pool[g] <= 0).view(np.int8)]
@@ -129,7 +130,7 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
 
 def _row(state: BatchState, g: np.ndarray, me: np.ndarray, segment: np.ndarray) -> None:
     state.cells.reshape(-1)[(g * N_CELLS)[:, None] + SEGMENT_POINTS[segment]] = EMPTY
-    _shift_rays(state, g, SEGMENT_RAYS[segment], SEGMENT_DELTA[segment])
+    _shift_rays(state, g, SEGMENT_RAYS, SEGMENT_DELTA, segment)
     state.pool[g] += 5
     state.phase[g] = RING
 
@@ -138,7 +139,7 @@ def _ring(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -
     """Remove a ring; then more rows of ``me``, the other side's rows, or the next move."""
     state.cells.reshape(-1)[g * N_CELLS + point] = EMPTY
     _set_ring(state, g, me, point, OFF)
-    _shift_rays(state, g, POINT_RAYS[point], -POINT_DELTA[point])
+    _shift_rays(state, g, POINT_RAYS, POINT_DELTA, point, leaving=True)
     counts = state.removed.reshape(-1)
     mine = g * 2 + me
     removed = counts[mine] + 1
@@ -167,13 +168,30 @@ def _set_ring(
     slots[first + slot] = new
 
 
-def _shift_rays(state: BatchState, g: np.ndarray, rays: np.ndarray, delta: np.ndarray) -> None:
-    """Add ``delta`` (m, k) to the ray codes ``rays`` (m, k) of games ``g``.
+def _shift_rays(
+    state: BatchState,
+    g: np.ndarray,
+    rays: np.ndarray,
+    delta: np.ndarray,
+    rows: np.ndarray,
+    leaving: bool = False,
+) -> None:
+    """Change the ray codes of games ``g`` by rows ``rows`` of a change table (``rays``,
+    ``delta``: a table of :mod:`.tables`), negated when a ring is ``leaving``.
 
-    A row's rays are distinct but for weight-0 padding, so one fancy ``+=`` is exact.
+    A row's rays are distinct but for weight-0 padding, so a gather, an add and
+    a scatter are exact (duplicate padding entries write back what they read).
     """
     flat = state.ray_codes.reshape(-1)
-    flat[(g * N_RAYS)[:, None] + rays] += delta
+    index = np.take(rays, rows, axis=0, mode="clip")
+    index += (g * N_RAYS)[:, None]
+    codes = np.take(flat, index, mode="clip")
+    change = np.take(delta, rows, axis=0, mode="clip")
+    if leaving:
+        codes -= change
+    else:
+        codes += change
+    flat[index] = codes
 
 
 def _pass(state: BatchState, g: np.ndarray, me: np.ndarray, _: np.ndarray) -> None:
