@@ -12,6 +12,7 @@ one plays 10,000 games from the start.
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome,
 from yinsh_env.vector.legal import random_actions, refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
 from yinsh_env.vector.opponents import random_legal
-from yinsh_env.vector.step import play_random
+from yinsh_env.vector.step import play_random, play_random_turns
 
 #: Hand-made positions (from tests of the rules' corners): a double pass after a row
 #: (standard), a walled-in player freed by the opponent (Blitz), the opponent's three
@@ -189,3 +190,32 @@ def test_play_random_applies_what_random_actions_draws() -> None:
             np.testing.assert_array_equal(getattr(drawn, name), getattr(played, name), name)
         np.testing.assert_array_equal(drawn.mask, played.mask)
         np.testing.assert_array_equal(drawn.ray_codes, played.ray_codes)
+
+
+def test_play_random_turns_replays_as_the_scalar_engine() -> None:
+    """A move, the row it made and that row's ring in one call: every decision returned
+    was legal for the player to act at the call, and replayed in the scalar engine it
+    reaches the same positions (masks and planes from both sides)."""
+    corners = [State.from_text(text) for text in CORNERS]
+    games = [s for s in corners if s.rings_to_win == 3] + [State() for _ in range(30)]
+    batch = from_states(games)
+    rng = np.random.default_rng(3)
+    several = 0
+    for _ in range(200):
+        live = np.flatnonzero(batch.mask.any(axis=1))
+        if not live.size:
+            break
+        actor = dict(zip(live.tolist(), batch.to_act[live].tolist()))
+        decided: Counter[int] = Counter()
+        for g, actions in play_random_turns(batch, live, rng):
+            for game, action in zip(g.tolist(), actions.tolist()):
+                assert games[game].to_act == actor[game] and games[game].legal_mask()[action]
+                games[game].apply(action)
+                decided[game] += 1
+        assert set(decided) == set(actor)
+        several += sum(count > 1 for count in decided.values())
+        refresh_mask(batch, live)
+        compare(games, batch, live)
+        ended = live[batch.phase[live] == 4]
+        compare_ends(games, batch, ended)
+    assert several > 0  # some calls made a move, its row and its ring

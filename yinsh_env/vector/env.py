@@ -41,7 +41,7 @@ from .observe import encode, masks_for
 from .opponents import BatchOpponent, RandomOpponent, batch_opponent, random_legal
 from .shaping import check_shaping, ring_potential
 from .state import new_batch, reset_games
-from .step import apply, outcome, play_random
+from .step import apply, outcome, play_random_turns
 from .tables import OVER
 
 __all__ = ["YinshVectorEnv"]
@@ -195,7 +195,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 chosen = games[slots == slot] if len(self._players) > 1 else games
                 player = self._players[slot]
                 if self._random_only:
-                    play_random(batch, chosen, self.np_random)
+                    play_random_turns(batch, chosen, self.np_random)
                     if refresh:
                         self._refresh_shown(chosen)
                     continue

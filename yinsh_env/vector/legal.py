@@ -45,6 +45,7 @@ from .tables import (
 __all__ = [
     "move_destinations",
     "random_actions",
+    "random_draws",
     "random_groups",
     "refresh_mask",
     "row_bits",
@@ -177,17 +178,23 @@ def random_groups(
         if not present[which]:
             continue
         chosen = np.flatnonzero(phase == which) if present[which] < n else np.arange(n)
-        g, player, share = games[chosen], me[chosen], draw[chosen]
-        if which == PLACE:
-            drawn = _kth(state.cells[g, :N_POINTS] == EMPTY, share)
-        elif which == ROW:
-            drawn = ROW_OFFSET + _kth(rows_of(state.cells[g], MARKER_CODE[player]), share)
-        elif which == RING:
-            rings = state.ring_pos[g, player]
-            drawn = RING_OFFSET + rings[np.arange(g.size), _kth(rings != OFF, share)]
-        else:
-            drawn = _random_moves(state, g, player, share)
-        yield which, chosen, g, player, drawn
+        g, player = games[chosen], me[chosen]
+        yield which, chosen, g, player, random_draws(state, which, g, player, draw[chosen])
+
+
+def random_draws(
+    state: BatchState, phase: int, g: np.ndarray, player: np.ndarray, draw: np.ndarray
+) -> np.ndarray:
+    """The ``floor(draw * count)``-th legal action of ``player`` in each of games ``g``,
+    all in ``phase`` (``draw`` uniform in [0, 1): a uniformly random legal action)."""
+    if phase == PLACE:
+        return _kth(state.cells[g, :N_POINTS] == EMPTY, draw)
+    if phase == ROW:
+        return ROW_OFFSET + _kth(rows_of(state.cells[g], MARKER_CODE[player]), draw)
+    if phase == RING:
+        rings = state.ring_pos[g, player]
+        return np.asarray(RING_OFFSET + rings[np.arange(g.size), _kth(rings != OFF, draw)])
+    return _random_moves(state, g, player, draw)
 
 
 def _random_moves(

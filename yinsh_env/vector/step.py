@@ -13,7 +13,7 @@ import numpy as np
 
 from ..actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
 from ..vocabulary import RINGS_PER_PLAYER
-from .legal import random_groups, refresh_mask, row_bits
+from .legal import random_draws, random_groups, refresh_mask, row_bits
 from .state import BatchState
 from .tables import (
     ACTION_ARG,
@@ -29,6 +29,7 @@ from .tables import (
     MOVE_ORIGIN,
     MOVE_RAYS,
     N_CELLS,
+    N_PHASES,
     N_RAYS,
     OFF,
     OVER,
@@ -48,7 +49,7 @@ from .tables import (
     SEGMENT_RAYS,
 )
 
-__all__ = ["apply", "outcome", "play_random"]
+__all__ = ["apply", "outcome", "play_random", "play_random_turns"]
 
 
 def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
@@ -82,19 +83,59 @@ def play_random(state: BatchState, games: np.ndarray, rng: np.random.Generator) 
     sorted out twice.
     """
     for which, _, g, me, actions in random_groups(state, games, rng):
+        _apply_phase(state, which, g, me, actions)
+
+
+def play_random_turns(
+    state: BatchState, games: np.ndarray, rng: np.random.Generator
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Uniformly random decisions in each of ``games`` for as long as the player to act at
+    the call stays to act, at most one of each phase, in the order place, move, row,
+    ring: a move, the row it made and the ring that row costs in one call, each drawn
+    from the position the one before left (masks left stale).
+
+    Returns the decisions, (games, actions) phase by phase, for replays.
+    """
+    phase = state.phase[games]
+    player = state.to_act[games]
+    present = np.bincount(phase, minlength=N_PHASES).tolist()
+    # Positions in ``games`` of each phase's games; a move may hand its games on to the
+    # row phase and a row always hands them on to the ring phase, the same player to act.
+    groups = {which: np.flatnonzero(phase == which) for which in _PHASES if present[which]}
+    played: list[tuple[np.ndarray, np.ndarray]] = []
+    for which in _PHASES:
+        going = groups.get(which)
+        if going is None or not going.size:
+            continue
+        g, me = games[going], player[going]
+        actions = random_draws(state, which, g, me, rng.random(g.size))
+        _apply_phase(state, which, g, me, actions)
+        played.append((g, actions))
         if which == MOVE:
-            stuck = actions == PASS_ACTION
-            if stuck.any():
-                _pass(state, g[stuck], me[stuck], actions[stuck])
-                g, me, actions = g[~stuck], me[~stuck], actions[~stuck]
-            if g.size:
-                _move(state, g, me, actions - MOVE_OFFSET)
-        elif which == PLACE:
-            _place(state, g, me, actions)  # PLACE_OFFSET is 0
+            rows = going[(state.phase[g] == ROW) & (state.to_act[g] == me)]
+            groups[ROW] = np.concatenate([groups.get(ROW, rows[:0]), rows])
         elif which == ROW:
-            _row(state, g, me, actions - ROW_OFFSET)
-        else:
-            _ring(state, g, me, actions - RING_OFFSET)
+            groups[RING] = np.concatenate([groups.get(RING, going[:0]), going])
+    return played
+
+
+def _apply_phase(
+    state: BatchState, which: int, g: np.ndarray, me: np.ndarray, actions: np.ndarray
+) -> None:
+    """Apply ``actions``, all legal in games ``g`` of phase ``which`` (a pass in a move's)."""
+    if which == MOVE:
+        stuck = actions == PASS_ACTION
+        if stuck.any():
+            _pass(state, g[stuck], me[stuck], actions[stuck])
+            g, me, actions = g[~stuck], me[~stuck], actions[~stuck]
+        if g.size:
+            _move(state, g, me, actions - MOVE_OFFSET)
+    elif which == PLACE:
+        _place(state, g, me, actions)  # PLACE_OFFSET is 0
+    elif which == ROW:
+        _row(state, g, me, actions - ROW_OFFSET)
+    else:
+        _ring(state, g, me, actions - RING_OFFSET)
 
 
 def _place(state: BatchState, g: np.ndarray, me: np.ndarray, point: np.ndarray) -> None:
@@ -246,6 +287,8 @@ def _after_ring() -> np.ndarray:
 
 
 _AFTER_MOVE = _after_move()
+#: The phases of decisions, in the order play_random_turns takes them.
+_PHASES = (PLACE, MOVE, ROW, RING)
 _SLOTS = np.arange(RINGS_PER_SIDE)
 _AFTER_RING = _after_ring()
 #: The rule of each action kind, indexed by kind.
