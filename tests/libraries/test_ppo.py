@@ -177,3 +177,34 @@ def test_adaptive_mix_meets_most_the_opponents_it_beats_half_the_time() -> None:
     fixed_mix = ppo.OpponentMix(fixed, [snapshot], 0.25)
     fixed_mix.note("easy", 1.0)
     assert fixed_mix.weights.tolist() == pytest.approx([1 / 3.25] * 3 + [0.25 / 3.25])
+
+
+def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -> None:
+    from yinsh_env import State
+    from yinsh_env.observation import encode
+
+    start = encode(State())[None]
+    placed = encode(State().apply_all(["E5", "F6", "G7", "H8"]))[None]
+    assert ppo.in_opening(start, 4).tolist() == [True]
+    assert ppo.in_opening(placed, 4).tolist() == [False]
+    assert ppo.in_opening(start, 0).tolist() == [False]
+
+    asked: list[int] = []
+
+    class First:
+        def act_batch(self, planes: np.ndarray, masks: np.ndarray, rng: object) -> np.ndarray:
+            asked.append(len(masks))
+            return np.argmax(masks, axis=1)
+
+    opponent = ppo.OpeningOpponent(First(), 4)
+    planes = np.concatenate([start, placed])
+    masks = np.stack(
+        [State().legal_mask(), State().apply_all(["E5", "F6", "G7", "H8"]).legal_mask()]
+    )
+    rng = np.random.default_rng(0)
+    firsts = {int(opponent.act_batch(planes, masks.astype(np.int8), rng)[0]) for _ in range(20)}
+    assert asked == [1] * 20  # only the position past the opening reached the inner opponent
+    assert len(firsts) > 1 and all(masks[0, a] for a in firsts)
+    actions = np.zeros(2, dtype=np.int64)
+    forced = ppo.opening_moves(planes, masks, actions, 4, rng)
+    assert forced.tolist() == [True, False] and masks[0, actions[0]] and actions[1] == 0

@@ -19,7 +19,11 @@ What it does, in order (each a block of :func:`main`):
    once (``act_batch``): a snapshot is one forward pass.  ``--dense-reward``
    adds potential-based shaping from rings removed (the environment's) and
    ``--threat-reward`` from rows threatened (:func:`threat_potential`); both
-   are off by default and leave the optimal policy unchanged.
+   are off by default and leave the optimal policy unchanged.  Games open
+   as the arena opens them: ``--opening-plies`` (4) uniformly random ring
+   placements, whoever is to place (:class:`OpeningOpponent` for the
+   opponents; the learner's own opening placements are played at random and
+   left out of the policy loss).
 2. The actor-critic (:class:`agents.libraries.ppo_policy.PPOPolicy`): a
    small CNN over the planes, a policy head over the 2,142 flat actions and a
    value head.  The policy is a categorical over the logits with illegal
@@ -69,6 +73,7 @@ from yinsh_env.geometry import POINTS, SEGMENTS
 from yinsh_env.observation import GRID
 from yinsh_env.opponents import Entry
 from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.opponents import batch_opponent, random_legal
 from yinsh_env.vocabulary import Result
 
 
@@ -83,6 +88,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--seed", type=int_in(0, 2**31 - 1), default=1)
     add("--threads", type=int_in(1, MAX_THREADS), default=2, help="torch threads")
     add("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
+    add("--opening-plies", type=int_in(0, 10), default=4, help="random placements opening games")
     # environment and opponents
     add("--num-envs", type=int_in(1, 4096), default=64, help="games stepped together")
     add("--opponents", type=agent_spec, nargs="+", default=["greedy", "random"])
@@ -151,7 +157,7 @@ class OpponentMix:
     def __init__(
         self,
         fixed: Sequence[tuple[str, Any, float]],
-        snapshots: Sequence[PolicyOpponent],
+        snapshots: Sequence[Any],
         self_share: float,
         adaptive: bool = False,
         window: int = 200,
@@ -252,13 +258,69 @@ def threat_potential(planes: np.ndarray, weight: float) -> np.ndarray:
     return weight * value
 
 
-def check(policy: PPOPolicy, opponent: Any, games: int, seed: int, rings_to_win: int) -> float:
-    """The most-likely-action policy's score in ``games`` games against ``opponent``."""
-    env = YinshVectorEnv(num_envs=games, opponent=opponent, rings_to_win=rings_to_win)
+def in_opening(planes: np.ndarray, plies: int) -> np.ndarray:
+    """(n,) bool: which positions are still in the opening, ring placement with
+    fewer than ``plies`` rings on the board (planes 0, 1 rings; plane 5 placement)."""
+    if plies <= 0:
+        return np.zeros(len(planes), dtype=np.bool_)
+    rings = planes[..., 0].sum(axis=(1, 2)) + planes[..., 1].sum(axis=(1, 2))
+    return np.asarray((planes[:, 0, 0, 5] > 0) & (rings < plies))
+
+
+class OpeningOpponent:
+    """``inner`` (a batch opponent), except in the opening: there a uniformly random
+    placement, as the arena opens its games (``--opening-plies``)."""
+
+    observes = True
+
+    def __init__(self, inner: Any, plies: int) -> None:
+        self.inner: Any = batch_opponent(inner)
+        self.plies = plies
+        self.name = getattr(inner, "name", type(inner).__name__)
+
+    def act_batch(
+        self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        if observations is None:
+            raise ValueError("the opening opponent needs the observations")
+        opening = in_opening(observations, self.plies)
+        actions = np.zeros(len(masks), dtype=np.int64)
+        if opening.any():
+            actions[opening] = random_legal(masks[opening], rng)
+        rest = ~opening
+        if rest.any():
+            planes = observations[rest] if getattr(self.inner, "observes", True) else None
+            actions[rest] = self.inner.act_batch(planes, masks[rest], rng)
+        return actions
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self.inner.load_state_dict(state)
+
+
+def opening_moves(
+    planes: np.ndarray, masks: np.ndarray, actions: np.ndarray, plies: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(n,) bool, and ``actions`` changed in place: random placements where in the opening."""
+    opening = in_opening(planes, plies)
+    if opening.any():
+        actions[opening] = random_legal(masks[opening], rng)
+    return opening
+
+
+def check(
+    policy: PPOPolicy, opponent: Any, games: int, seed: int, rings_to_win: int, plies: int = 0
+) -> float:
+    """The most-likely-action policy's score in ``games`` games against ``opponent``,
+    each opened by ``plies`` random ring placements as the arena opens them."""
+    env = YinshVectorEnv(
+        num_envs=games, opponent=OpeningOpponent(opponent, plies), rings_to_win=rings_to_win
+    )
     obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
     scores: dict[int, float] = {}
     while len(scores) < games:
         actions = policy.choose(obs["observation"], obs["action_mask"], None)
+        opening_moves(obs["observation"], obs["action_mask"], actions, plies, rng)
         obs, _, _, _, infos = env.step(actions)
         for game, _, score in learner_scores(infos):
             scores.setdefault(game, score)
@@ -277,12 +339,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --- 1. the vector environment and its opponents --------------------------------
     policy = PPOPolicy(args.channels, args.blocks)
     snapshots = [
-        PolicyOpponent(PPOPolicy(args.channels, args.blocks), f"self{i}")
+        OpeningOpponent(PolicyOpponent(PPOPolicy(args.channels, args.blocks)), args.opening_plies)
         for i in range(args.pool_size if args.self_share > 0 else 0)
     ]
     mix = OpponentMix(
         [
-            (spec, make_opponent(spec, args.seed + i), w)
+            (spec, OpeningOpponent(make_opponent(spec, args.seed + i), args.opening_plies), w)
             for i, (spec, w) in enumerate(zip(args.opponents, args.opponent_weights))
         ],
         snapshots,
@@ -319,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rew_buf = torch.zeros((t_len, n))
     done_buf = torch.zeros((t_len, n))
     val_buf = torch.zeros((t_len, n))
+    forced_buf = torch.zeros((t_len, n))  # 1: an opening move, random, not the policy's
+    rng = np.random.default_rng(args.seed)
 
     obs, _ = env.reset(seed=args.seed)
     next_obs = torch.as_tensor(obs["observation"])
@@ -349,7 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, flush=True)
 
     def run_check(games: int) -> float:
-        score = check(policy, checker, games, args.seed + update, args.rings_to_win)
+        score = check(
+            policy, checker, games, args.seed + update, args.rings_to_win, args.opening_plies
+        )
         writer.add_scalar(f"check/{args.check_against}", score, global_step)
         save_policy(save, policy, args.rings_to_win)
         return score
@@ -374,6 +440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 logits, value = policy(next_obs)
                 dist = Categorical(logits=masked_logits(logits, next_mask))
                 action = dist.sample()
+            forced = opening_moves(
+                next_obs.numpy(), obs["action_mask"], action.numpy(), args.opening_plies, rng
+            )
+            forced_buf[step] = torch.as_tensor(forced, dtype=torch.float32)
             act_buf[step], logp_buf[step], val_buf[step] = action, dist.log_prob(action), value
             obs, reward, done, truncated, infos = env.step(action.numpy())
             global_step += n
@@ -416,6 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # --- 6. the clipped objective, a few epochs of minibatches ------------------
         b_obs, b_mask = obs_buf.reshape(batch_size, 11, 11, 17), mask_buf.reshape(batch_size, -1)
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
+        b_own = 1.0 - forced_buf.reshape(-1)  # the policy's own decisions
         b_adv, b_ret, b_val = advantages.reshape(-1), value_targets.reshape(-1), val_buf.reshape(-1)
         policy.train()
         clip_fracs: list[float] = []
@@ -433,14 +504,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     clip_fracs.append(float(((ratio - 1.0).abs() > args.clip_coef).float().mean()))
                 adv = b_adv[idx]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
+                own = b_own[idx]
+                pg_loss = (
+                    torch.max(
+                        -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+                    )
+                    * own
+                ).sum() / own.sum().clamp(min=1.0)
                 v_clipped = b_val[idx] + (value - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
                 v_loss = (
                     0.5 * torch.max((value - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
                 )
-                entropy = dist.entropy().mean()
+                entropy = (dist.entropy() * own).sum() / own.sum().clamp(min=1.0)
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
