@@ -23,7 +23,7 @@ from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome,
 from yinsh_env.vector.legal import random_actions, refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
 from yinsh_env.vector.opponents import random_legal
-from yinsh_env.vector.step import play_random, play_random_turns
+from yinsh_env.vector.step import play_random_turns
 
 #: Hand-made positions (from tests of the rules' corners): a double pass after a row
 #: (standard), a walled-in player freed by the opponent (Blitz), the opponent's three
@@ -173,23 +173,6 @@ def test_random_actions_draw_every_legal_action_and_nothing_else() -> None:
         actions = random_actions(batch, live, rng)
         assert batch.mask[live, actions].all()
         apply(batch, live, actions)
-
-
-def test_play_random_applies_what_random_actions_draws() -> None:
-    """The random opponent's fused draw-and-apply equals drawing, then applying."""
-    corners = [State.from_text(text) for text in CORNERS]
-    states = [s for s in corners if s.rings_to_win == 3] + [State()] * 20
-    drawn, played = from_states(states), from_states(states)
-    first, second = np.random.default_rng(9), np.random.default_rng(9)
-    for _ in range(150):
-        live = np.flatnonzero(drawn.mask.any(axis=1))
-        apply(drawn, live, random_actions(drawn, live, first))
-        play_random(played, live, second)
-        refresh_mask(played, live)
-        for name in ("cells", "ring_pos", "removed", "pool", "to_act", "phase", "mover", "passes"):
-            np.testing.assert_array_equal(getattr(drawn, name), getattr(played, name), name)
-        np.testing.assert_array_equal(drawn.mask, played.mask)
-        np.testing.assert_array_equal(drawn.ray_codes, played.ray_codes)
 
 
 def test_play_random_turns_replays_as_the_scalar_engine() -> None:

@@ -11,8 +11,6 @@ bounds-checking pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
 from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
@@ -46,7 +44,6 @@ __all__ = [
     "move_destinations",
     "random_actions",
     "random_draws",
-    "random_groups",
     "refresh_mask",
     "row_bits",
     "rows_of",
@@ -154,32 +151,17 @@ def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generato
     actions is found by running counts over its empty points, its rings' rays
     (:data:`~.tables.RAY_COUNT` of each ray code), its rows or its rings.
     """
-    actions = np.full(games.size, PASS_ACTION, dtype=np.int64)
-    for _, chosen, _, _, drawn in random_groups(state, games, rng):
-        actions[chosen] = drawn
-    return actions
-
-
-def random_groups(
-    state: BatchState, games: np.ndarray, rng: np.random.Generator
-) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """:func:`random_actions` by phase: (phase, positions in ``games``, those games, the
-    players to act, the actions drawn) for each phase present.
-
-    The draws are made up front and each group reads only its own games, so a
-    caller may apply one group's actions before taking the next group.
-    """
     n = games.size
+    actions = np.full(n, PASS_ACTION, dtype=np.int64)
     phase = state.phase[games]
     me = state.to_act[games]
     draw = rng.random(n)
     present = np.bincount(phase, minlength=N_PHASES).tolist()
     for which in (PLACE, MOVE, ROW, RING):
-        if not present[which]:
-            continue
-        chosen = np.flatnonzero(phase == which) if present[which] < n else np.arange(n)
-        g, player = games[chosen], me[chosen]
-        yield which, chosen, g, player, random_draws(state, which, g, player, draw[chosen])
+        if present[which]:
+            chosen = np.flatnonzero(phase == which)
+            actions[chosen] = random_draws(state, which, games[chosen], me[chosen], draw[chosen])
+    return actions
 
 
 def random_draws(

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
 from ..vocabulary import RINGS_PER_PLAYER
-from .legal import random_draws, random_groups, refresh_mask, row_bits
+from .legal import random_draws, refresh_mask, row_bits
 from .state import BatchState
 from .tables import (
     ACTION_ARG,
@@ -49,7 +49,7 @@ from .tables import (
     SEGMENT_RAYS,
 )
 
-__all__ = ["apply", "outcome", "play_random", "play_random_turns"]
+__all__ = ["apply", "outcome", "play_random_turns"]
 
 
 def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
@@ -73,17 +73,6 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bo
                 rule(state, games[chosen], me[chosen], arg[chosen])
     if refresh:
         refresh_mask(state, games)
-
-
-def play_random(state: BatchState, games: np.ndarray, rng: np.random.Generator) -> None:
-    """Apply a uniformly random legal action in each of ``games`` (masks left stale).
-
-    :func:`~.legal.random_actions`' draws applied group by group: its phase
-    groups are the action kinds' (a move phase's pass aside), so they are not
-    sorted out twice.
-    """
-    for which, _, g, me, actions in random_groups(state, games, rng):
-        _apply_phase(state, which, g, me, actions)
 
 
 def play_random_turns(
