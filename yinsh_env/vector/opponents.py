@@ -15,7 +15,7 @@ forward pass for the batch), and so does the greedy agent
 (``agents.make_agent("greedy")``, its values computed in array operations by
 ``agents.greedy_batch``).  Anything the scalar environment accepts as an
 opponent is adapted by :func:`batch_opponent`: agents with ``act(state)``
-(greedy, search) and ``act_observation(observation)``, and callables, are
+(the searches) and ``act_observation(observation)``, and callables, are
 asked one game at a time, since their own decision is the cost.
 """
 
@@ -149,7 +149,7 @@ class _PerGame:
 
 
 class StateOpponent(_PerGame):
-    """An agent with ``act(state)`` (greedy, search), asked game by game.
+    """An agent with ``act(state)`` (a search, say), asked game by game.
 
     Each game's exact engine state is read back from its observation
     (:func:`yinsh_env.observation.decode`), so the agent chooses as it does
