@@ -54,6 +54,13 @@ def test_every_declared_dependency_is_pinned_within_its_range() -> None:
     assert unmet(declared(), pins(CONSTRAINTS.read_text())) == []
 
 
+def test_the_project_itself_is_never_pinned() -> None:
+    """Its extras name it (``yinsh[train]``), so pip-compile would pin ``yinsh @ file://...``
+    of the machine that compiled, and pip would then refuse the checkout it installs."""
+    text = CONSTRAINTS.read_text()
+    assert not [line for line in text.splitlines() if re.match(r"\s*yinsh\b", line)]
+
+
 def test_torch_is_pinned_to_the_cpu_build() -> None:
     assert str(pins(CONSTRAINTS.read_text())["torch"]).endswith("+cpu")
 
