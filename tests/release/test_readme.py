@@ -72,7 +72,7 @@ def test_python_blocks_are_found() -> None:
 
 
 def test_the_readme_python_examples_play_a_game_to_its_end() -> None:
-    pettingzoo, gymnasium = python_blocks(README)  # the AEC loop, then the Gymnasium one
+    pettingzoo, gymnasium, vector = python_blocks(README)  # AEC, Gymnasium, many games
     scope: dict[str, Any] = {}
     exec(compile(pettingzoo, "README.md (PettingZoo)", "exec"), scope)
     assert scope["game"].agents == [], "the AEC loop ends when every agent has left"
@@ -81,6 +81,12 @@ def test_the_readme_python_examples_play_a_game_to_its_end() -> None:
     exec(compile(gymnasium, "README.md (Gymnasium)", "exec"), scope)
     assert scope["terminated"] or scope["truncated"]
     assert scope["env"].unwrapped.game.is_terminal
+    # The vector block reads on from the Gymnasium one (``gym`` imported there).
+    exec(compile(vector, "README.md (vector)", "exec"), scope)
+    from yinsh_env.vector import YinshVectorEnv
+
+    assert isinstance(scope["envs"], YinshVectorEnv) and scope["envs"].num_envs == 256
+    assert scope["obs"]["action_mask"].any(axis=1).all(), "every game has a legal action"
 
 
 def test_module_roles_name_modules_that_exist() -> None:
