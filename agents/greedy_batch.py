@@ -89,12 +89,23 @@ def turn_values(state: BatchState, player: np.ndarray) -> np.ndarray:
 
 def _best_children(state: BatchState, player: np.ndarray) -> np.ndarray:
     """Each game's best :func:`turn_values` over its legal actions."""
+    game, _, children = _children(state)
+    values = turn_values(children, player[game])
+    return np.asarray(np.maximum.reduceat(values, _starts(game)))
+
+
+def _children(state: BatchState) -> tuple[np.ndarray, np.ndarray, BatchState]:
+    """(game, action, children): every legal action of every game, game-major, and the
+    positions they reach (one game of ``children`` per action)."""
     game, action = np.nonzero(state.mask)
     children = state.take(game)
     apply(children, np.arange(game.size), action)
-    values = turn_values(children, player[game])
-    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
-    return np.asarray(np.maximum.reduceat(values, starts))
+    return game, action, children
+
+
+def _starts(game: np.ndarray) -> np.ndarray:
+    """Where each game's run begins in the game-major ``game`` (for ``reduceat``)."""
+    return np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
 
 
 class GreedyOpponent:
@@ -111,9 +122,7 @@ class GreedyOpponent:
     def values(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:
         """(game, action, value) of every legal action of every game, game-major."""
         state = decode(observations, masks)
-        game, action = np.nonzero(state.mask)
-        children = state.take(game)
-        apply(children, np.arange(game.size), action)
+        game, action, children = _children(state)
         return game, action, turn_values(children, state.to_act[game])
 
     def act_batch(
@@ -124,7 +133,7 @@ class GreedyOpponent:
         game, action, value = self.values(observations, masks)
         if self.noise:
             value = value + rng.random(value.size) * self.noise
-        starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+        starts = _starts(game)
         best = np.maximum.reduceat(value, starts)[
             np.searchsorted(starts, np.arange(game.size), "right") - 1
         ]
