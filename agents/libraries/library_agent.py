@@ -155,7 +155,7 @@ class SavedPolicyAgent(LibraryPolicyAgent):
     ) -> None:
         super().__init__(seed, greedy, threads)
         #: The variant it was trained for (None: any); the arena refuses to pair it with another.
-        self.rings_to_win = load_variant(self.load(path))
+        self.rings_to_win = self.variant(self.load(path))
 
     def load(self, path: str) -> Path:
         """Load the policy ``path`` names; return where its variant record is kept.
@@ -163,3 +163,10 @@ class SavedPolicyAgent(LibraryPolicyAgent):
         Raises ``ValueError`` naming ``path`` when it holds no usable policy.
         """
         raise NotImplementedError
+
+    def variant(self, record: Path) -> int | None:
+        """The variant recorded at ``record`` (what :meth:`load` returned); None: any.
+
+        A library whose file holds the variant itself overrides this.
+        """
+        return load_variant(record)

@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.params import PathText, Threads, checked
 from yinsh_env.observation import encode
 from yinsh_env.state import State
 
@@ -31,20 +30,12 @@ class PPOAgent(SavedPolicyAgent):
 
     policy: PPOPolicy
 
-    @checked
-    def __init__(
-        self,
-        seed: int | None = None,
-        path: PathText = "",
-        greedy: bool = True,
-        threads: Threads = 1,
-    ) -> None:
-        super().__init__(seed, path, greedy, threads)
-        self.rings_to_win = self._variant
-
     def load(self, path: str) -> Path:
         self.policy, self._variant = load_policy(path)
         return Path(path)
+
+    def variant(self, record: Path) -> int | None:
+        return self._variant  # recorded in the policy file itself
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         mask = state.legal_mask().astype(bool)
