@@ -17,16 +17,19 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from pydantic import dataclasses as pydantic_dataclasses
 
 from agents.params import MAX_SIMS
+from yinsh_env.numeric_text import parse_float
 
 
 def _number(value: object) -> object:
     """Numbers stay numbers; YAML reads ``1e-3`` (no dot) as a string, so numeric
-    strings become floats; booleans are refused (``True == 1`` in Python)."""
+    strings become floats, read as strictly as any user's number
+    (:func:`yinsh_env.numeric_text.parse_float`: no ``1_0.5``); booleans are
+    refused (``True == 1`` in Python)."""
     if isinstance(value, bool):
         raise ValueError("must be a number")
     if isinstance(value, str):
         try:
-            return float(value)
+            return parse_float(value)
         except ValueError:
             raise ValueError("must be a number") from None
     return value

@@ -9,6 +9,7 @@ import pytest
 
 from agents import make_agent
 from agents.cli_args import int_in, number_in
+from agents.network.config import play_config
 from agents.protocol import EngineSession
 from agents.spec import AgentSpecError, check_spec
 from yinsh_env.numeric_text import is_int_text, parse_float, parse_int
@@ -68,3 +69,10 @@ def test_other_protocol_numbers_are_strict(line: str) -> None:
     session = EngineSession(make_agent("random", seed=0))
     reply = session.handle(line)
     assert reply is not None and reply.startswith("error "), reply
+
+
+@pytest.mark.parametrize("text", ["1_0.5", "\uff13", " 3"])
+def test_a_config_number_written_as_a_string_is_read_strictly(text: str) -> None:
+    with pytest.raises(ValueError, match=r"search\.c_puct"):
+        play_config({"search": {"c_puct": text}})
+    assert play_config({"search": {"c_puct": "1e-3"}}).search.c_puct == 0.001
