@@ -16,6 +16,7 @@ training iteration) report through one :class:`RunProgress`:
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -29,6 +30,25 @@ EVERY = 30.0
 def run_log_dir(root: str | Path, name: str) -> Path:
     """``root/NAME-YYYYmmdd-HHMMSS``: one TensorBoard folder per run."""
     return Path(root) / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def add_tensorboard_arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    """``--tensorboard DIR`` (``runs/tensorboard`` by default) and ``--no-tensorboard``;
+    :func:`tensorboard_dir` reads them (a run's folder: ``DIR/NAME-TIME``)."""
+    parser.add_argument(
+        "--tensorboard",
+        type=Path,
+        default=Path("runs/tensorboard"),
+        metavar="DIR",
+        help=f"TensorBoard scalars go to DIR/{name}-TIME",
+    )
+    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
+
+
+def tensorboard_dir(args: argparse.Namespace, name: str) -> Path | None:
+    """This run's TensorBoard folder (:func:`run_log_dir`) from the arguments of
+    :func:`add_tensorboard_arguments`; None with ``--no-tensorboard``."""
+    return None if args.no_tensorboard else run_log_dir(args.tensorboard, name)
 
 
 class RunProgress:
@@ -75,6 +95,11 @@ class RunProgress:
             self.bar = tqdm(
                 total=total_steps, unit="step", dynamic_ncols=True, file=self.stream, leave=False
             )
+
+    def announce(self) -> None:
+        """Write how to watch the run's scalars (nothing when it writes none)."""
+        if self.log_dir is not None:
+            self.write(f"TensorBoard: tensorboard --logdir {self.log_dir.parent}")
 
     def episode(self, episode_return: float) -> None:
         """Count a finished episode with the learner's ``episode_return``."""

@@ -57,7 +57,6 @@ import os
 import time
 import zlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,7 +72,7 @@ from yinsh_env import env as make_aec_env
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
-from .progress import RunProgress, run_log_dir
+from .progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
 from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
 
@@ -313,14 +312,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="directory for the learner's module (spec rllib:path=DIR)",
     )
     parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
-    parser.add_argument(
-        "--tensorboard",
-        type=Path,
-        default=Path("runs/tensorboard"),
-        metavar="DIR",
-        help="TensorBoard scalars go to DIR/rllib-TIME",
-    )
-    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
+    add_tensorboard_arguments(parser, "rllib")
     parser.add_argument(
         "--snapshots",
         type=int_in(0, 1000),
@@ -414,10 +406,9 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                 fixed=fixed_ids(len(args.league_opponents)),
                 fixed_share=args.league_share,
             )
-        log_dir = None if args.no_tensorboard else run_log_dir(args.tensorboard, "rllib")
+        log_dir = tensorboard_dir(args, "rllib")
         progress = RunProgress(args.iterations * args.batch_size, every=0, log_dir=log_dir)
-        if log_dir is not None:
-            progress.write(f"TensorBoard: tensorboard --logdir {log_dir.parent}")
+        progress.announce()
         try:
             start = time.perf_counter()
             for i in range(1, args.iterations + 1):
@@ -462,11 +453,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     finally:
         if started:
             ray.shutdown()
-    print(
-        f"vs {args.eval_opponent}: {evaluation.wins} wins, {evaluation.draws} draws, "
-        f"{evaluation.losses} losses in {evaluation.games} games "
-        f"(score {evaluation.score:.2f}); {evaluation.moves} legal moves"
-    )
+    print(evaluation.summary(args.eval_opponent))
     return evaluation
 
 

@@ -78,7 +78,7 @@ from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES, OpponentSampler
 from yinsh_env.vector.env import YinshVectorEnv
 
-from .progress import EVERY, RunProgress, run_log_dir
+from .progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
 
 try:
     from sb3_contrib import MaskablePPO
@@ -111,6 +111,13 @@ class Evaluation(Tally):
     def add_reward(self, reward: float) -> None:
         """Count a game that ended with the policy's ``reward`` (+1 won, 0 drawn, -1 lost)."""
         self.add(0.5 + 0.5 * reward)
+
+    def summary(self, opponent: str) -> str:
+        """The closing line of a run: the results against ``opponent`` and the moves checked."""
+        return (
+            f"vs {opponent}: {self.wins} wins, {self.draws} draws, {self.losses} losses "
+            f"in {self.games} games (score {self.score:.2f}); {self.moves} legal moves"
+        )
 
 
 def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> YinshGymEnv:
@@ -462,14 +469,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument(
         "--eval-every-games", type=int_in(1, 100_000), default=20, help="games of each check"
     )
-    parser.add_argument(
-        "--tensorboard",
-        type=Path,
-        default=Path("runs/tensorboard"),
-        metavar="DIR",
-        help="TensorBoard scalars go to DIR/sb3-TIME",
-    )
-    parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
+    add_tensorboard_arguments(parser, "sb3")
     parser.add_argument(
         "--eval-opponent",
         type=agent_spec,
@@ -531,7 +531,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             seed=args.seed,
         )
     env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
-    log_dir = None if args.no_tensorboard else run_log_dir(args.tensorboard, "sb3")
+    log_dir = tensorboard_dir(args, "sb3")
     model = build_model(
         env,
         seed=args.seed,
@@ -560,8 +560,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         callbacks.append(selfplay)
         snapshots = selfplay.snapshots
     progress = RunProgress(args.timesteps, args.progress_every, log_dir)
-    if log_dir is not None:
-        progress.write(f"TensorBoard: tensorboard --logdir {log_dir.parent}")
+    progress.announce()
 
     def check(policy_model: Any) -> tuple[str, float, int]:
         games = args.eval_every_games
@@ -596,10 +595,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     result = evaluate_batch(
         model, eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000
     )
-    print(
-        f"vs {eval_opponent}: {result.wins} wins, {result.draws} draws, {result.losses} losses "
-        f"in {result.games} games (score {result.score:.2f}); {result.moves} legal moves"
-    )
+    print(result.summary(eval_opponent))
     return result
 
 
