@@ -238,12 +238,6 @@ def _start_from_init_weights(state: RunState) -> None:
     state.history[CPU_KEY] = init.cpu_s
 
 
-#: What a checkpoint's malformed optimizer, RNG, iteration or history raises when
-#: loaded (torch's ``load_state_dict``, the RNG setters, ``int()``, a history that
-#: is not a dict).
-_BAD_STATE = (KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError)
-
-
 def _resume(state: RunState, checkpoint: Path) -> None:
     """Go on from ``checkpoint``: its weights (grown if the config's network is
     bigger), optimizer, RNG states, iteration, history and replay window."""
