@@ -17,13 +17,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from yinsh_env.actions import PASS_ACTION
 from yinsh_env.observation import encode as scalar_encode
 from yinsh_env.state import State
 from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome, to_state
-from yinsh_env.vector.legal import random_actions, refresh_mask
+from yinsh_env.vector.legal import random_draws, refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
 from yinsh_env.vector.opponents import random_legal
 from yinsh_env.vector.step import play_random_turns
+from yinsh_env.vector.tables import MOVE, N_PHASES, PLACE, RING, ROW
 
 #: Hand-made positions (from tests of the rules' corners): a double pass after a row
 #: (standard), a walled-in player freed by the opponent (Blitz), the opponent's three
@@ -156,6 +158,21 @@ def test_scripted_corners_match_the_scalar_engine(text: str, script: list[str]) 
     assert game.is_terminal == (batch.phase[0] == 4) and to_state(batch, 0) == game
     if game.is_terminal:
         compare_ends([game], batch, one)
+
+
+def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n,) a uniformly random legal action in each of ``games``, drawn from the positions
+    by :func:`random_draws`, phase by phase (what play_random_turns draws from)."""
+    actions = np.full(games.size, PASS_ACTION, dtype=np.int64)
+    phase = state.phase[games]
+    me = state.to_act[games]
+    draw = rng.random(games.size)
+    present = np.bincount(phase, minlength=N_PHASES).tolist()
+    for which in (PLACE, MOVE, ROW, RING):
+        if present[which]:
+            chosen = np.flatnonzero(phase == which)
+            actions[chosen] = random_draws(state, which, games[chosen], me[chosen], draw[chosen])
+    return actions
 
 
 def test_random_actions_draw_every_legal_action_and_nothing_else() -> None:

@@ -119,7 +119,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._phi = np.zeros(self.num_envs, dtype=np.float64)
         self._all = np.arange(self.num_envs)
         #: The one opponent plays uniformly at random: its actions are drawn from the
-        #: positions (random_actions) and its masks never built (see _apply).
+        #: positions (play_random_turns) and its masks never built (see _apply).
         self._random_only = len(self._players) == 1 and type(self._players[0]) is RandomOpponent
         self.single_observation_space = make_observation_space()
         self.single_action_space = spaces.Discrete(N_ACTIONS)

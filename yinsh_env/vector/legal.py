@@ -42,7 +42,6 @@ from .tables import (
 
 __all__ = [
     "move_destinations",
-    "random_actions",
     "random_draws",
     "refresh_mask",
     "row_bits",
@@ -141,27 +140,6 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
         rings = state.ring_pos[removing, players]
         g, r = np.nonzero(rings != OFF)
         mask[removing[g], RING_OFFSET + rings[g, r]] = True
-
-
-def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(n,) a uniformly random legal action in each of ``games``, drawn from the positions.
-
-    What ``random_legal(state.mask[games])`` draws, without the masks (so a
-    random opponent's masks need not be built): the k-th of a game's legal
-    actions is found by running counts over its empty points, its rings' rays
-    (:data:`~.tables.RAY_COUNT` of each ray code), its rows or its rings.
-    """
-    n = games.size
-    actions = np.full(n, PASS_ACTION, dtype=np.int64)
-    phase = state.phase[games]
-    me = state.to_act[games]
-    draw = rng.random(n)
-    present = np.bincount(phase, minlength=N_PHASES).tolist()
-    for which in (PLACE, MOVE, ROW, RING):
-        if present[which]:
-            chosen = np.flatnonzero(phase == which)
-            actions[chosen] = random_draws(state, which, games[chosen], me[chosen], draw[chosen])
-    return actions
 
 
 def random_draws(

@@ -58,7 +58,7 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bo
     The caller checks legality (the mask); an illegal action corrupts the game.
     ``refresh=False`` leaves the masks of ``games`` stale, for a caller that
     refreshes those it needs (:func:`~.legal.refresh_mask`) and draws the
-    others' actions from the positions (:func:`~.legal.random_actions`).
+    others' actions from the positions (:func:`play_random_turns`).
     """
     kind = ACTION_KIND[actions]
     arg = ACTION_ARG[actions]
