@@ -64,7 +64,7 @@ from tqdm import tqdm
 from agents.network.inference import amp_enabled, resolve_device
 from agents.network.network import PolicyValueNet, count_parameters
 from yinsh_env import Result, Termination
-from yinsh_env.atomic_write import write_text_atomic
+from yinsh_env.atomic_write import write_text
 
 from .checkpoint import (
     BEST_NAME,
@@ -164,10 +164,10 @@ class MetricsLog:
                 for record in read_metrics(self.path)
                 if record.get("iteration", 0) <= resume_after
             ]
-            write_text_atomic(self.path, "".join(json.dumps(record) + "\n" for record in kept))
+            write_text(self.path, "".join(json.dumps(record) + "\n" for record in kept))
             self.logged = {int(record.get("iteration", 0)) for record in kept}
         elif resume_after is None:
-            write_text_atomic(self.path, "")
+            write_text(self.path, "")
         from torch.utils.tensorboard import SummaryWriter
 
         purge = resume_after + 1 if resume_after is not None else None

@@ -160,10 +160,6 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-#: The names older code imports.
-write_text_atomic = write_text
-
-
 def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) -> None:
     """``write(tmp)`` to a file named ``tmp``, whose bytes then land in ``path``
     as :func:`write_file` puts them.  For writers that only take a file name."""
