@@ -87,7 +87,7 @@ from .base import Agent, AgentFailure
 from .evaluation.match import VariantMismatchError, check_variant
 from .params import MAX_SECONDS, MAX_SIMS, clip
 from .search import Analysis, stop_when
-from .worker_pool import SignalExit
+from .worker_pool import agent_exit
 
 #: The protocol version this module speaks (the handshake's number).
 PROTOCOL_VERSION: Final = 1
@@ -397,11 +397,7 @@ class EngineSession:
             traceback.print_exc()
             raise ProtocolError(f"engine failure: {type(exc).__name__}: {exc}") from None
         except SystemExit as exc:  # sys.exit() in the agent, likewise (a signal's ends it)
-            if isinstance(exc, SignalExit):
-                raise
-            raise ProtocolError(
-                f"engine failure: exited: SystemExit({clip(repr(exc.code))})"
-            ) from None
+            raise ProtocolError(f"engine failure: exited: {agent_exit(exc)}") from None
         action = action_of(found)
         if not state.is_legal(action):
             raise ProtocolError(f"engine failure: the agent chose an illegal action {action!r}")

@@ -27,7 +27,7 @@ from typing import Any
 from .base import Agent
 from .byo import as_agent, call_factory, import_target
 from .params import ParamError, clip, declared, from_text
-from .worker_pool import SignalExit
+from .worker_pool import agent_exit
 
 Factory = Callable[..., Agent]
 
@@ -320,9 +320,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         reason = clip(" ".join(reason.split()), 400)
         raise AgentSpecError(f"agent spec {_show(spec)}: {reason}") from exc
     except SystemExit as exc:  # sys.exit() in your agent's constructor: not the program's end
-        if isinstance(exc, SignalExit):
-            raise
-        reason = f"exited while being built: SystemExit({clip(repr(exc.code))})"
+        reason = f"exited while being built: {agent_exit(exc)}"
         raise AgentSpecError(f"agent spec {_show(spec)}: {reason}") from None
     agent.spec = spec.strip()
     return agent

@@ -51,6 +51,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
+from .params import clip
+
 _PR_SET_PDEATHSIG = 1
 #: Seconds between the fallback watchdog's looks at the parent.
 WATCHDOG_PERIOD = 1.0
@@ -183,6 +185,14 @@ def _raise(exc: BaseException) -> None:
 
 class SignalExit(SystemExit):
     """The ``SystemExit`` of a signal (:func:`exit_on_signals`): never an agent's own."""
+
+
+def agent_exit(exc: SystemExit) -> str:
+    """An agent's own ``sys.exit()`` in a failure's words (``SystemExit(3)``, the code
+    clipped); a signal's :class:`SignalExit` is raised again: it ends the process."""
+    if isinstance(exc, SignalExit):
+        raise exc
+    return f"SystemExit({clip(repr(exc.code))})"
 
 
 def _exit(signum: int, frame: FrameType | None) -> None:

@@ -20,7 +20,7 @@ from yinsh_env.records import GameRecord
 
 from ..base import Agent
 from ..params import clip
-from ..worker_pool import SignalExit
+from ..worker_pool import agent_exit
 from .match import play_match
 
 #: Random ring placements at the start of every arena game (two per player).
@@ -167,9 +167,7 @@ def _reset(agent: Agent, seed: int, in_worker: bool) -> str:
     except Exception as exc:
         return f"crashed in reset: {type(exc).__name__}: {clip(str(exc), 200)}"
     except SystemExit as exc:
-        if isinstance(exc, SignalExit):
-            raise
-        return f"exited in reset: SystemExit({clip(repr(exc.code))})"
+        return f"exited in reset: {agent_exit(exc)}"
     except KeyboardInterrupt:
         if not in_worker:
             raise

@@ -36,8 +36,7 @@ from yinsh_env.aec_env import raw_env as RawEnv
 from yinsh_env.state import State
 
 from ..base import Agent, AgentFailure
-from ..params import clip
-from ..worker_pool import SignalExit
+from ..worker_pool import agent_exit
 
 
 class VariantMismatchError(ValueError):
@@ -185,9 +184,7 @@ def play_match(
             except Exception as exc:  # an agent bug must not stop the match
                 failure = detail = f"crashed: {type(exc).__name__}: {exc}"
             except SystemExit as exc:  # sys.exit() in act: the agent's, unless a signal's
-                if isinstance(exc, SignalExit):
-                    raise
-                failure = detail = f"exited: SystemExit({clip(repr(exc.code))})"
+                failure = detail = f"exited: {agent_exit(exc)}"
             except KeyboardInterrupt:  # a Ctrl-C here, unless no Ctrl-C can reach this process
                 if not agent_interrupts:
                     raise

@@ -53,7 +53,7 @@ from yinsh_env import GameRecord, State, action_to_str, str_to_action
 from ..base import Agent
 from ..params import clip
 from ..search.stopping import stop_when
-from ..worker_pool import SignalExit
+from ..worker_pool import agent_exit
 
 #: Loss thresholds (value scale, [-1, 1]) of each mark, worst first (Lichess's).
 MARKS: Final = (("blunder", 0.3), ("mistake", 0.2), ("inaccuracy", 0.1))
@@ -190,11 +190,7 @@ def check_values(agent: Agent, rings_to_win: int = 3) -> None:
     try:
         found = agent.analyse(State(rings_to_win=rings_to_win))
     except SystemExit as exc:  # sys.exit() in analyse: the agent's, unless a signal's
-        if isinstance(exc, SignalExit):
-            raise
-        raise ValueError(
-            f"agent {agent.name!r} exited: SystemExit({clip(repr(exc.code))})"
-        ) from None
+        raise ValueError(f"agent {agent.name!r} exited: {agent_exit(exc)}") from None
     if found.value is None and found.proven is None:
         raise ValueError(
             f"agent {agent.name!r} gives no value of a position, so it cannot review a game; "
@@ -293,9 +289,7 @@ def review_game(
             except Exception as exc:  # an agent's failure ends the review, which is kept
                 why[:] = [f"{agent.name} failed: {type(exc).__name__}: {clip(str(exc), 300)}"]
             except SystemExit as exc:  # sys.exit() in analyse, likewise (a signal's goes on)
-                if isinstance(exc, SignalExit):
-                    raise
-                why[:] = [f"{agent.name} failed: exited: SystemExit({clip(repr(exc.code))})"]
+                why[:] = [f"{agent.name} failed: exited: {agent_exit(exc)}"]
             if why:  # failed, or cut short mid-search: that answer is not kept
                 values[i] = None
                 reached = i
