@@ -383,13 +383,7 @@ def run_arena(
         records_path.mkdir(parents=True, exist_ok=True)
     try:
         runner = make_runner(
-            specs,
-            dict(enumerate(built)),
-            min(settings.workers, len(tasks)),
-            rings_to_win,
-            settings.move_time_limit,
-            settings.backend,
-            settings.address,
+            specs, dict(enumerate(built)), settings, min(settings.workers, len(tasks))
         )
     except BaseException:
         if writer is not None:

@@ -215,15 +215,7 @@ def rate_agent(
     scores = [AnchorScore(a.spec, a.elo) for a in scale.anchors]
     openings = make_openings(max_games // 2 + 1, settings.opening_plies, seed, rings_to_win)
     pairs_played = [0] * len(elos)
-    runner = make_runner(
-        specs,
-        {0: candidate},
-        settings.workers,
-        rings_to_win,
-        settings.move_time_limit,
-        settings.backend,
-        settings.address,
-    )
+    runner = make_runner(specs, {0: candidate}, settings)
     results: list[GameResult] = []
     estimate: float | None = None
     ci95 = (-math.inf, math.inf)

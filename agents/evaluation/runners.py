@@ -28,12 +28,15 @@ import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base import Agent
 from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
 from .games import GameResult, GameTask, WorkerDied, forfeit_result, play_game
 from .workers import TurnBoard, build, init_worker, play_task, registry_snapshot
+
+if TYPE_CHECKING:  # settings.py checks its backend with this module's check_backend
+    from .settings import MatchSettings
 
 BACKENDS = ("local", "ray")
 #: Seconds the pool is given to reap its workers after one died.
@@ -164,18 +167,19 @@ def check_backend(backend: str) -> None:
 def make_runner(
     specs: Sequence[Any],
     built: Mapping[int, Agent],
-    workers: int,
-    rings_to_win: int = 3,
-    limit: float | None = None,
-    backend: str = "local",
-    address: str | None = None,
+    settings: MatchSettings,
+    workers: int | None = None,
 ) -> Runner:
-    """The runner for ``backend``: ``local`` plays in this process (``workers`` = 1,
-    using the agents ``built`` here) or in worker processes; ``ray`` on Ray actors.
+    """The runner for ``settings.backend``: ``local`` plays in this process (one
+    worker, using the agents ``built`` here) or in worker processes; ``ray`` on
+    Ray actors.  ``workers`` (default ``settings.workers``) caps them for a match
+    of few games.
 
     ``built`` agents a runner does not use are closed.
     """
-    check_backend(backend)
+    workers = settings.workers if workers is None else workers
+    rings_to_win, limit = settings.rings_to_win, settings.move_time_limit
+    backend, address = settings.backend, settings.address
     if backend == "local" and workers == 1:
         return LocalRunner(specs, built, rings_to_win, limit)
     for agent in built.values():
