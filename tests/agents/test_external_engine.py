@@ -278,8 +278,8 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        ("import sys; sys.exit(0)",
-         "external engine exited with code 0 before answering 'yinsh 1'"),
+        # Gone before 'yinsh 1' is written (a loaded machine) or before it is answered.
+        ("import sys; sys.exit(0)", "external engine exited with code 0 before "),
         ("print('hello, I am an engine', flush=True)", "external engine failed the handshake"),
         ("import time; time.sleep(60)", "external engine timed out: no answer to 'yinsh 1'"),
         (
