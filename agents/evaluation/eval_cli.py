@@ -43,9 +43,9 @@ from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
 from .games import GameResult
 from .rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
 from .results_db import check_db
-from .runners import BACKENDS, WorkerDied
+from .runners import WorkerDied
 from .scale import Scale, load_scale
-from .settings import MatchSettings
+from .settings import BACKENDS, MatchSettings
 from .sprt import Sprt, SprtSettings
 
 #: Most games of an SPRT match when ``--games`` is not given.

@@ -22,23 +22,19 @@ agent's turn explains stops the match with :class:`WorkerDied`."""
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..base import Agent
 from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
 from .games import GameResult, GameTask, WorkerDied, forfeit_result, play_game
+from .settings import MatchSettings
 from .workers import TurnBoard, build, init_worker, play_task, registry_snapshot
 
-if TYPE_CHECKING:  # settings.py checks its backend with this module's check_backend
-    from .settings import MatchSettings
-
-BACKENDS = ("local", "ray")
 #: Seconds the pool is given to reap its workers after one died.
 REAP_SECONDS = 10.0
 
@@ -154,14 +150,6 @@ def _exit_statuses(pool: Any, pids: set[int]) -> dict[int, int | None]:
         if process is not None:
             process.join(timeout=max(0.0, deadline - time.monotonic()))
     return {pid: processes[pid].exitcode if pid in processes else None for pid in pids}
-
-
-def check_backend(backend: str) -> None:
-    """ValueError unless ``backend`` is known and (``ray``) installed."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
-    if backend == "ray" and importlib.util.find_spec("ray") is None:
-        raise ValueError('--backend ray needs Ray, an optional extra: pip install -e ".[ray]"')
 
 
 def make_runner(

@@ -11,12 +11,23 @@ every result (:meth:`MatchSettings.to_json`).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from .games import DEFAULT_OPENING_PLIES
-from .runners import check_backend
+
+#: Where matches are played: worker processes here, or Ray actors.
+BACKENDS = ("local", "ray")
+
+
+def check_backend(backend: str) -> None:
+    """ValueError unless ``backend`` is known and (``ray``) installed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ValueError('--backend ray needs Ray, an optional extra: pip install -e ".[ray]"')
 
 
 @dataclass(frozen=True)
