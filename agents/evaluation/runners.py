@@ -27,6 +27,7 @@ import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import wait
 from typing import Any, Protocol
 
 from ..base import Agent
@@ -142,14 +143,27 @@ class PoolRunner:
 
 def _exit_statuses(pool: Any, pids: set[int]) -> dict[int, int | None]:
     """The exit status of each of ``pids`` among the pool's processes (None: still alive),
-    waiting up to :data:`REAP_SECONDS` for the pool to end them."""
+    waiting up to :data:`REAP_SECONDS` for the pool to end them.
+
+    The pool's own thread reaps its workers at the same time: a process it has
+    reaped but not yet given its status reads as alive for a moment, so a process
+    whose sentinel shows it ended is asked again until its status arrives.
+    """
     processes = {p.pid: p for p in (getattr(pool, "_processes", None) or {}).values()}
     deadline = time.monotonic() + REAP_SECONDS
+    statuses: dict[int, int | None] = {}
     for pid in pids:
         process = processes.get(pid)
-        if process is not None:
-            process.join(timeout=max(0.0, deadline - time.monotonic()))
-    return {pid: processes[pid].exitcode if pid in processes else None for pid in pids}
+        if process is None:
+            statuses[pid] = None
+            continue
+        ended = bool(wait([process.sentinel], timeout=max(0.0, deadline - time.monotonic())))
+        status = process.exitcode
+        while ended and status is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+            status = process.exitcode
+        statuses[pid] = status
+    return statuses
 
 
 def make_runner(
