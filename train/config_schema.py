@@ -246,6 +246,10 @@ class Config:
     #: initialisation and the learner's sampling.
     seed: Seed = 0
     iterations: PositiveInt = 100
+    #: Also stop after the iteration that brings self-play and learning to this
+    #: many CPU-minutes (``time/cpu_s``, resumes included; 0: no such budget),
+    #: evaluating it as the last: runs compared on equal CPU budgets.
+    cpu_minutes: NonNegativeNumber = 0
     #: ``auto`` takes CUDA when available, else the CPU.
     device: Device = "auto"
     #: torch.set_num_threads for the learner and in-process self-play.

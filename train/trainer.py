@@ -386,7 +386,7 @@ def run(
     progress: bool = True,
     on_iteration: Callable[[int, dict[str, float]], None] | None = None,
 ) -> Path:
-    """Train until ``config.iterations``; returns the last checkpoint's path.
+    """Train until ``config.iterations`` or its ``cpu_minutes``; returns the last checkpoint's path.
 
     Raises :class:`ConfigError` naming the key, before anything is written,
     for a config this machine cannot run (:func:`train.preflight.check_runnable`).
@@ -433,7 +433,7 @@ def run(
                 f"resumed at iteration {state.iteration} without its replay file: the window "
                 f"restarts empty; learning waits for {config.replay.min_positions} positions"
             )
-        while state.iteration < config.iterations:
+        while state.iteration < config.iterations and not budget_spent(config, state):
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
             if state.replay_restarted:
@@ -498,11 +498,18 @@ def cpu_seconds(state: RunState) -> float:
     return float(state.history.get(CPU_KEY, 0.0))
 
 
-def _eval_due(config: Config, iteration: int) -> bool:
+def budget_spent(config: Config, state: RunState) -> bool:
+    """Whether the run has used its ``cpu_minutes`` (never, without one)."""
+    return bool(config.cpu_minutes) and cpu_seconds(state) >= 60 * config.cpu_minutes
+
+
+def _eval_due(state: RunState) -> bool:
+    config, iteration = state.config, state.iteration
     every = config.eval.every
     if iteration == 0:
         return bool(every)  # the untrained network: where the learning curve starts
-    return bool(every and iteration % every == 0) or iteration == config.iterations
+    last = iteration == config.iterations or budget_spent(config, state)
+    return bool(every and iteration % every == 0) or last
 
 
 def _complete(
@@ -515,10 +522,7 @@ def _complete(
     """
     metrics = _unlogged(state)
     assert metrics is not None
-    if (
-        _eval_due(state.config, state.iteration)
-        and state.iteration not in state.history["evaluated"]
-    ):
+    if _eval_due(state) and state.iteration not in state.history["evaluated"]:
         start = time.perf_counter()
         clock.lap()
         metrics.update(evaluate(run_dir, state.iteration, state.config, state.history))

@@ -225,3 +225,22 @@ def test_the_levers_off_by_default_run_end_to_end(tmp_path: Path) -> None:
     assert "opponent_planes.weight" in model
     agent = make_agent(f"net:path={run_dir},sims=4")  # plays without using the head
     assert agent.act(State()) in State().legal_actions()
+
+
+def test_a_cpu_budget_stops_the_run_and_evaluates_its_last_iteration(tmp_path: Path) -> None:
+    # Any iteration costs more than a millionth of a CPU-minute: the first one spends it.
+    config = tiny_config(tmp_path, "iterations=50", "cpu_minutes=0.000001", "eval.every=10")
+    run_dir = tmp_path / "run"
+    last = run(config, run_dir, progress=False)
+    assert last == checkpoint_path(run_dir, 1)
+    records = metrics(run_dir)
+    assert [r["iteration"] for r in records] == [0, 1]
+    assert records[1]["time/cpu_s"] >= 60 * 0.000001
+    assert "eval/raw_vs_random/score" in records[1]  # the budget's last iteration is rated
+    # Resumed with the budget spent, nothing more is played.
+    assert run(config, run_dir, resume=True, progress=False) == last
+
+
+def test_a_negative_cpu_budget_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cpu_minutes"):
+        tiny_config(tmp_path, "cpu_minutes=-1")
