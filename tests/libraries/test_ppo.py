@@ -64,6 +64,19 @@ def test_progress_lines_name_steps_speed_return_and_the_check(
     assert (tmp_path / "p-tb").is_dir()
 
 
+def test_a_cpu_budget_ends_the_run_before_its_step_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A rollout costs far more than a millionth of a CPU-minute: one at most is played.
+    argv = [*TINY, "--total-steps", "1000000", "--cpu-minutes", "0.000001"]
+    argv += ["--opponents", "random", "--opponent-weights", "1", "--self-share", "0"]
+    argv += ["--final-check-games", "0", "--check-games", "0", "--save", str(tmp_path / "p.pt")]
+    assert ppo.main(argv) == 0
+    done = capsys.readouterr().out.strip().splitlines()[-1]
+    assert done.startswith("done: ") and int(done.split()[1].replace(",", "")) <= 8 * 16
+    assert (tmp_path / "p.pt").exists()
+
+
 def test_the_saved_policy_plays_legal_games_in_the_arena(trained: Path, tmp_path: Path) -> None:
     from agents.evaluation.arena import MatchSettings, run_arena
     from yinsh_env import load_record

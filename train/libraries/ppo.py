@@ -41,9 +41,11 @@ What it does, in order (each a block of :func:`main`):
    default) and the policy is saved to ``--save``, which the arena plays as
    ``ppo:path=FILE.pt``.
 
-The run stops after ``--minutes`` of wall-clock time (or ``--total-steps``
-learner decisions, whichever comes first), plays a last check of
-``--final-check-games`` games and saves.
+The run stops after ``--minutes`` of wall-clock time, ``--cpu-minutes`` of this
+process's CPU time (runs compared on equal budgets on a shared machine) or
+``--total-steps`` learner decisions, whichever comes first, plays a last check
+of ``--final-check-games`` games and saves.  The learning rate anneals over
+whichever budget is nearer its end.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     add = p.add_argument
     add("--minutes", type=number_in(0, 10_000, above=True), default=10.0, help="wall-clock budget")
+    add("--cpu-minutes", type=number_in(0, 10_000, above=True), default=None, help="CPU budget")
     add("--total-steps", type=int_in(1, 10**12), default=None, help="stop after this many steps")
     add("--seed", type=int_in(0, 2**31 - 1), default=1)
     add("--threads", type=int_in(1, MAX_THREADS), default=2, help="torch threads")
@@ -425,12 +428,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ", ".join(f"{e.name} {w:.2f}" for e, w in zip(mix.entries, mix.weights))
         + f"; {sum(p.numel() for p in policy.parameters()):,} weights; saving to {save}"
     )
+
+    def spent() -> float:
+        """The share of the time budget used: wall clock or CPU, the larger."""
+        share = (time.monotonic() - start) / budget
+        if args.cpu_minutes is not None:
+            share = max(share, (time.process_time() - cpu_start) / (60.0 * args.cpu_minutes))
+        return share
+
     while True:
-        elapsed = time.monotonic() - start
-        if elapsed >= budget or (args.total_steps and global_step >= args.total_steps):
+        used = spent()
+        if used >= 1.0 or (args.total_steps and global_step >= args.total_steps):
             break
         if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - elapsed / budget)
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - used)
 
         # --- 4. rollout: num_steps decisions in every game ---------------------------
         policy.eval()
