@@ -151,9 +151,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._start(self._all, side)
         return self._observe(), {}
 
-    def _start(self, games: np.ndarray, side: str | int | None = None) -> None:
+    def _start(
+        self, games: np.ndarray, side: str | int | None = None, refresh: bool = True
+    ) -> None:
         """Games ``games`` were just reset: choose sides (``side``, else the constructor's
-        choice) and opponents, let them open."""
+        choice) and opponents, let them open (``refresh``: see :meth:`_apply`)."""
         side = self._side_choice if side is None else side
         if self.self_play:
             side = 0
@@ -170,7 +172,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 self._entries[game] = entry = self._sampler.sample(self.np_random)
                 self._slot[game] = self._player_for(entry.opponent)
         if not self.self_play:
-            self._play_opponents(games)
+            self._play_opponents(games, refresh)
 
     def _player_for(self, opponent: Any) -> int:
         known = self._player_of.get(id(opponent))
@@ -249,8 +251,6 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._apply(played, acts[played], refresh=False)
         if not self.self_play:
             self._play_opponents(played, refresh=False)
-        if self._random_only:  # the masks left stale by the learner's and opponent's actions
-            refresh_mask(batch, self._all)
         over = batch.phase == OVER
         done = over | ~legal
         rewards = np.zeros(self.num_envs, dtype=np.float64)
@@ -266,6 +266,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         ended = np.flatnonzero(done)
         if ended.size:
             self._finish(ended, seat, finished, winner, ending, acts, rewards, infos)
+        if self._random_only:  # the masks left stale by this step's actions and new games
+            refresh_mask(batch, self._all)
         return self._observe(), rewards, done, np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def _finish(
@@ -280,7 +282,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         infos: dict[str, Any],
     ) -> None:
         """Report the games ``ended`` in ``infos`` (the arrays and ``_key`` flags that
-        Gymnasium's ``_add_info`` makes), tell a sampler, and start new games."""
+        Gymnasium's ``_add_info`` makes), tell a sampler, and start new games (against
+        the random opponent their masks are left for the step to refresh)."""
         batch = self._batch
         n = self.num_envs
         planes = encode(batch, ended, seat[ended])
@@ -313,7 +316,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         flags[ended] = True
         infos.update(final_obs=final_obs, _final_obs=flags, final_info=info, _final_info=flags)
         reset_games(batch, ended)
-        self._start(ended)
+        self._start(ended, refresh=not self._random_only)
 
     def _potential(self, seat: np.ndarray) -> np.ndarray:
         removed = self._batch.removed
@@ -333,7 +336,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def _observe(self) -> Observation:
         batch = self._batch
         return {
-            "observation": encode(batch, self._all),
+            "observation": encode(batch),
             "action_mask": batch.mask.view(np.int8).copy(),
         }
 

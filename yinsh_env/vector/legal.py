@@ -25,8 +25,8 @@ from .tables import (
     MARKER_W,
     MAX_RAY,
     MOVE,
+    N_CELLS,
     N_PHASES,
-    N_RAYS,
     OFF,
     PLACE,
     RAY_ACTIONS,
@@ -44,6 +44,7 @@ __all__ = [
     "move_destinations",
     "random_draws",
     "refresh_mask",
+    "ring_ray_codes",
     "row_bits",
     "rows_of",
 ]
@@ -57,7 +58,6 @@ _POW3 = (3 ** np.arange(MAX_RAY)).astype(np.int16)
 _RAY_POINTS = RAY_POINTS.astype(np.int32)
 _RAY_ACTIONS = RAY_ACTIONS.reshape(-1)
 _RAY_STEPS = 6 * MAX_RAY  # the ray steps of one ring
-_DIRECTIONS = np.arange(6)
 
 
 def _full(own: np.ndarray) -> np.ndarray:
@@ -66,7 +66,7 @@ def _full(own: np.ndarray) -> np.ndarray:
     Point-major: each of the 615 segment points gathers a whole row of games.
     """
     return np.asarray(
-        np.bitwise_and.reduce(np.take(own, SEGMENT_POINTS_T, axis=0, mode="clip"), axis=0)
+        np.bitwise_and.reduce(own.take(SEGMENT_POINTS_T, axis=0, mode="clip"), axis=0)
     )
 
 
@@ -81,7 +81,7 @@ def row_bits(cells: np.ndarray) -> np.ndarray:
     One pass for both colours: each point holds its colour's bit, and a
     segment's five bits and-ed together keep the colour all five share.
     """
-    return np.asarray(np.bitwise_or.reduce(_full(np.take(_ROW_BIT, cells.T, mode="clip")), axis=0))
+    return np.asarray(np.bitwise_or.reduce(_full(_ROW_BIT.take(cells.T, mode="clip")), axis=0))
 
 
 def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
@@ -97,6 +97,13 @@ def move_destinations(cells: np.ndarray, rings: np.ndarray) -> np.ndarray:
     points += (np.arange(n, dtype=np.int32) * width)[:, None, None, None]
     codes = np.einsum("grdk,k->grd", np.take(kinds, points), _POW3)
     return np.asarray(np.take(RAY_LEGAL_STEPS, codes, axis=0))
+
+
+def ring_ray_codes(state: BatchState, g: np.ndarray, rings: np.ndarray) -> np.ndarray:
+    """(m, 5, 6) int16: the ray codes of the six rays from each of ``rings`` (m, 5) points
+    in games ``g``: one gather of a point's six codes (a row) per ring, not one per ray."""
+    by_point = state.ray_codes.reshape(-1, 6)  # row game * 86 + point
+    return np.asarray(by_point.take((g * N_CELLS)[:, None] + rings, axis=0, mode="clip"))
 
 
 def refresh_mask(state: BatchState, games: np.ndarray) -> None:
@@ -124,10 +131,9 @@ def refresh_mask(state: BatchState, games: np.ndarray) -> None:
     if present[MOVE]:
         moving, players = group(MOVE)
         rings = state.ring_pos[moving, players]
-        rays = ((moving * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS  # (m, 5, 6)
-        codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip")
-        legal = np.take(RAY_LEGAL_STEPS, codes, axis=0, mode="clip").reshape(moving.size, -1)
-        found = np.flatnonzero(legal)  # (game, ring, ray, step), flattened
+        codes = ring_ray_codes(state, moving, rings)
+        legal = RAY_LEGAL_STEPS.take(codes, axis=0, mode="clip").reshape(moving.size, -1)
+        found = legal.reshape(-1).nonzero()[0]  # (game, ring, ray, step), flattened
         ring, step = np.divmod(found, _RAY_STEPS)
         actions = _RAY_ACTIONS[rings.reshape(-1)[ring] * _RAY_STEPS + step]
         mask.reshape(-1)[moving[ring // RINGS_PER_SIDE] * N_ACTIONS + actions] = True
@@ -163,12 +169,11 @@ def _random_moves(
     """The ``floor(draw * count)``-th legal move of each game, by ring, ray and step (pass
     where there is none)."""
     rings = state.ring_pos[g, player]
-    rays = ((g * N_RAYS)[:, None] + rings * 6)[:, :, None] + _DIRECTIONS
-    codes = np.take(state.ray_codes.reshape(-1), rays, mode="clip").reshape(g.size, -1)
-    counts = np.take(RAY_COUNT, codes, mode="clip")  # (m, 30) legal steps per ray
-    upto = np.cumsum(counts, axis=1)
+    codes = ring_ray_codes(state, g, rings).reshape(g.size, -1)
+    counts = RAY_COUNT.take(codes, mode="clip")  # (m, 30) legal steps per ray
+    upto = counts.cumsum(axis=1)
     pick = (draw * upto[:, -1]).astype(np.int64)
-    ray = np.argmax(upto > pick[:, None], axis=1)
+    ray = (upto > pick[:, None]).argmax(axis=1)
     arange = np.arange(g.size)
     nth = pick - upto[arange, ray] + counts[arange, ray]
     step = RAY_NTH_STEP[codes[arange, ray], nth]
@@ -179,6 +184,6 @@ def _random_moves(
 
 def _kth(held: np.ndarray, draw: np.ndarray) -> np.ndarray:
     """(m,) the column of the ``floor(draw * count)``-th set entry of each row of ``held``."""
-    upto = np.cumsum(held, axis=1, dtype=np.int64)
+    upto = held.cumsum(axis=1, dtype=np.int64)
     pick = (draw * upto[:, -1]).astype(np.int64)
-    return np.asarray(np.argmax(upto > pick[:, None], axis=1))
+    return np.asarray((upto > pick[:, None]).argmax(axis=1))

@@ -23,6 +23,7 @@ from .tables import (
     MARKER_CODE,
     N_CELLS,
     OFF,
+    OVER,
     POINT_CELL,
     RING,
     RING_CODE,
@@ -48,54 +49,68 @@ _PHASE_PLANES = np.eye(5, 4, dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=8)
-def _grid_index(n: int) -> np.ndarray:
-    """(n, 121): the flat index, in an (n, 86) array, of each game's point at each grid cell."""
+def _grid_index(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For n games: (n, 121) the flat index, in an (n, 86) array, of each game's point at
+    each grid cell; and (n, 121) each game's first row of plane values (game * 6)."""
     index = (np.arange(n) * N_CELLS)[:, None] + GRID_POINT
-    index.flags.writeable = False
-    return index
+    first = np.repeat(np.arange(n) * _CODES, GRID * GRID).reshape(n, GRID * GRID)
+    index.flags.writeable = first.flags.writeable = False
+    return index, first
 
 
-def encode(state: BatchState, games: np.ndarray, player: np.ndarray | None = None) -> np.ndarray:
-    """(n, 11, 11, 17) float32 planes of ``games`` from ``player``'s side (default: to act)."""
-    n = games.size
-    me = state.to_act[games] if player is None else player
+def _of(array: np.ndarray, games: np.ndarray | None) -> np.ndarray:
+    """The rows ``games`` of ``array``; None: the array itself (every game, no copy)."""
+    return array if games is None else array[games]
+
+
+def encode(
+    state: BatchState, games: np.ndarray | None = None, player: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, 11, 11, 17) float32 planes of ``games`` (None: every game, in order) from
+    ``player``'s side (default: the player to act)."""
+    n = state.num_games if games is None else games.size
+    cells = _of(state.cells, games)
+    to_act = _of(state.to_act, games)
+    me = to_act if player is None else player
     opp = 1 - me
-    phase = state.phase[games]
-    arange = np.arange(n)
+    phase = _of(state.phase, games)
     # The game's constant planes (5-16), then one row of 17 plane values per game and
     # cell code: the piece and board planes of that code for this observer, the constants.
     consts = np.empty((n, N_PLANES - 5), dtype=np.float32)
-    consts[:, :4] = _PHASE_PLANES[phase]
+    consts[:, :4] = _PHASE_PLANES.take(phase, axis=0)
     consts[:, 4] = 0.0  # candidate rows: written below
-    consts[:, 5] = ((phase == ROW) | (phase == RING)) & (state.mover[games] == me)
-    removed = state.removed.reshape(-1)
-    consts[:, 6] = removed[games * 2 + me] / 5.0
-    consts[:, 7] = removed[games * 2 + opp] / 5.0
+    mover = _of(state.mover, games)
+    consts[:, 5] = ((phase == ROW) | (phase == RING)) & (mover == me)
+    removed = _of(state.removed, games)
+    own, other = np.where(me == 0, removed.T, removed[:, ::-1].T)  # rings removed
+    consts[:, 6] = own / 5.0
+    consts[:, 7] = other / 5.0
     consts[:, 8] = state.rings_to_win / 5.0
-    consts[:, 9] = state.pool[games] / TOTAL_MARKERS
-    consts[:, 10] = state.passes[games] > 0
+    consts[:, 9] = _of(state.pool, games) / TOTAL_MARKERS
+    consts[:, 10] = _of(state.passes, games) > 0
     consts[:, 11] = opp  # the observer is White (0)
     values = np.empty((n, _CODES, N_PLANES), dtype=np.float32)
-    values[:, :, :5] = _CELL_PLANES_BY_OBSERVER[me]
+    values[:, :, :5] = _CELL_PLANES_BY_OBSERVER.take(me, axis=0)
     values[:, :, 5:] = consts[:, None, :]
-    # Each game's cell codes offset to its own rows of ``values``, read at the grid's points.
-    codes = state.cells[games] + (_CODES * arange)[:, None]  # (n, 86)
-    cells = np.take(codes, _grid_index(n), mode="clip")
-    planes = np.take(values.reshape(-1, N_PLANES), cells, axis=0, mode="clip")  # (n, 121, 17)
+    # Each game's cell codes at the grid's points, offset to its own rows of ``values``.
+    grid, first = _grid_index(n)
+    rows = cells.take(grid, mode="clip").astype(np.intp)
+    rows += first
+    planes = values.reshape(-1, N_PLANES).take(rows, axis=0, mode="clip")  # (n, 121, 17)
     in_row = np.flatnonzero(phase == ROW)
     if in_row.size:
-        to_act = state.to_act[games[in_row]]
-        rows = rows_of(state.cells[games[in_row]], MARKER_CODE[to_act])
-        g, s = np.nonzero(rows)
+        rows_made = rows_of(cells[in_row], MARKER_CODE[to_act[in_row]])
+        g, s = np.nonzero(rows_made)
         planes[in_row[g][:, None], POINT_CELL[SEGMENT_POINTS[s]], 9] = 1.0
     return planes.reshape(n, GRID, GRID, N_PLANES)
 
 
 def masks_for(state: BatchState, games: np.ndarray, player: np.ndarray) -> np.ndarray:
     """(n, 2142) int8 masks as the scalar environment gives ``player``: the legal
-    actions when they are to act, all zeros otherwise (and once the game is over)."""
+    actions when they are to act, all zeros otherwise and once the game is over (whose
+    mask the vector env may not have refreshed yet)."""
     mask = state.mask[games].astype(np.int8)
-    mask[state.to_act[games] != player] = 0
+    mask[(state.to_act[games] != player) | (state.phase[games] == OVER)] = 0
     return mask
 
 

@@ -85,11 +85,11 @@ def random_legal(
     buffer = np.zeros((n, words * 8), dtype=np.uint8)
     buffer[:, : packed.shape[1]] = packed
     flat = buffer.view(np.uint64).reshape(-1)  # bytes in memory order, as the actions run
-    where = np.flatnonzero(flat)
+    where = flat.nonzero()[0]
     held = flat[where]
     counts = np.bitwise_count(held)
     ends = np.zeros(where.size + 1, dtype=np.int64)  # set bits before each held word
-    np.cumsum(counts, out=ends[1:])
+    counts.cumsum(out=ends[1:])
     rows = ends[np.searchsorted(where, np.arange(n + 1) * words)]
     totals = rows[1:] - rows[:-1]
     if not totals.all():
@@ -99,8 +99,8 @@ def random_legal(
     nth = pick - ends[word]  # the nth set bit of the chosen word
     chosen = held[word].view(np.uint8).reshape(n, 8)
     byte_counts = np.bitwise_count(chosen)
-    upto = np.cumsum(byte_counts, axis=1, dtype=np.uint8)
-    byte = np.argmax(upto > nth[:, None], axis=1)
+    upto = byte_counts.cumsum(axis=1, dtype=np.uint8)
+    byte = (upto > nth[:, None]).argmax(axis=1)
     arange = np.arange(n)
     nth = nth - upto[arange, byte] + byte_counts[arange, byte]
     return np.asarray(

@@ -90,7 +90,7 @@ def play_random_turns(
     present = np.bincount(phase, minlength=N_PHASES).tolist()
     # Positions in ``games`` of each phase's games; a move may hand its games on to the
     # row phase and a row always hands them on to the ring phase, the same player to act.
-    groups = {which: np.flatnonzero(phase == which) for which in _PHASES if present[which]}
+    groups = {which: (phase == which).nonzero()[0] for which in _PHASES if present[which]}
     played: list[tuple[np.ndarray, np.ndarray]] = []
     for which in _PHASES:
         going = groups.get(which)
@@ -143,16 +143,17 @@ def _move(state: BatchState, g: np.ndarray, me: np.ndarray, move: np.ndarray) ->
     cells[base + origin] = MARKER_CODE[me]
     cells[base + dest] = RING_CODE[me]
     _set_ring(state, g, me, origin, dest)
-    between = np.take(MOVE_BETWEEN_POINTS, move, axis=0, mode="clip")
+    between = MOVE_BETWEEN_POINTS.take(move, axis=0, mode="clip")
     between += base[:, None]  # padding: the game's own OFF cell
     flipped = FLIP[cells[between]]
     cells[between] = flipped
-    state.pool[g] -= 1
+    pool = state.pool[g] - 1
+    state.pool[g] = pool
     state.passes[g] = 0
     _shift_rays(state, g, MOVE_RAYS, MOVE_DELTA, move)
     rows = row_bits(state.cells[g])
     flipped_to_opp = (flipped == MARKER_CODE[1 - me][:, None]).any(axis=1)
-    case = _AFTER_MOVE[me, rows, flipped_to_opp.view(np.int8), (state.pool[g] <= 0).view(np.int8)]
+    case = _AFTER_MOVE[me, rows, flipped_to_opp.view(np.int8), (pool <= 0).view(np.int8)]
     state.phase[g] = case & 7
     state.to_act[g] = np.where(case & 8, me, 1 - me)
     state.mover[g] = np.where(case & 16, me, -1)
@@ -191,11 +192,10 @@ def _set_ring(
     state: BatchState, g: np.ndarray, me: np.ndarray, old: np.ndarray | int, new: np.ndarray | int
 ) -> None:
     """In each game, the first of ``me``'s ring slots holding ``old`` now holds ``new``."""
-    slots = state.ring_pos.reshape(-1)
-    first = (g * 2 + me) * RINGS_PER_SIDE
-    own = slots[first[:, None] + _SLOTS]
-    slot = np.argmax(own == (old[:, None] if isinstance(old, np.ndarray) else old), axis=1)
-    slots[first + slot] = new
+    sides = g * 2 + me
+    own = state.ring_pos.reshape(-1, RINGS_PER_SIDE).take(sides, axis=0, mode="clip")
+    slot = (own == (old[:, None] if isinstance(old, np.ndarray) else old)).argmax(axis=1)
+    state.ring_pos.reshape(-1)[sides * RINGS_PER_SIDE + slot] = new
 
 
 def _shift_rays(
@@ -213,10 +213,10 @@ def _shift_rays(
     a scatter are exact (duplicate padding entries write back what they read).
     """
     flat = state.ray_codes.reshape(-1)
-    index = np.take(rays, rows, axis=0, mode="clip")
+    index = rays.take(rows, axis=0, mode="clip")
     index += (g * N_RAYS)[:, None]
-    codes = np.take(flat, index, mode="clip")
-    change = np.take(delta, rows, axis=0, mode="clip")
+    codes = flat.take(index, mode="clip")
+    change = delta.take(rows, axis=0, mode="clip")
     if leaving:
         codes -= change
     else:
@@ -278,7 +278,6 @@ def _after_ring() -> np.ndarray:
 _AFTER_MOVE = _after_move()
 #: The phases of decisions, in the order play_random_turns takes them.
 _PHASES = (PLACE, MOVE, ROW, RING)
-_SLOTS = np.arange(RINGS_PER_SIDE)
 _AFTER_RING = _after_ring()
 #: The rule of each action kind, indexed by kind.
 _RULES = (_place, _move, _row, _ring, _pass)
