@@ -50,10 +50,16 @@ def batch_policy_probabilities(policy: Any, planes: np.ndarray, masks: np.ndarra
     side: one forward pass of the policy for all n.
     """
     legal = np.asarray(masks).astype(bool)
-    observation, _ = policy.obs_to_tensor({"observation": planes, "action_mask": legal})
-    with torch.no_grad():
-        probs = policy.get_distribution(observation, action_masks=legal).distribution.probs
-    return probs.numpy().astype(np.float64) * legal
+    with torch.inference_mode():
+        # The arrays as tensors as they are (SB3's obs_to_tensor deep-copies them first);
+        # the policy's preprocessing makes them float.
+        masks_tensor = torch.from_numpy(legal)
+        observation = {
+            "observation": torch.as_tensor(planes, device=policy.device),
+            "action_mask": masks_tensor.to(policy.device),
+        }
+        probs = policy.get_distribution(observation, action_masks=masks_tensor).distribution.probs
+    return probs.cpu().numpy().astype(np.float64) * legal
 
 
 def model_file(path: str) -> Path:

@@ -87,6 +87,7 @@ try:
     from agents.libraries.sb3_masking import use_fast_masking
     from yinsh_env.vector.sb3 import YinshSB3VecEnv
 
+    from .sb3_fast import BoolMaskDictRolloutBuffer, fused_adam
     from .sb3_selfplay import (
         OpponentScores,
         Profile,
@@ -324,8 +325,10 @@ def build_model(
         device="cpu",
         verbose=verbose,
         tensorboard_log=None if tensorboard is None else str(tensorboard),
+        rollout_buffer_class=BoolMaskDictRolloutBuffer,
     )
     use_fast_masking(model.policy)
+    fused_adam(model.policy)
     return model
 
 
