@@ -7,8 +7,8 @@
   CNN, the warm start from the shipped network);
 * :mod:`agents.libraries.rllib_agent`: the ``rllib:`` agent, an RLlib module checkpoint;
 * :mod:`agents.libraries.rllib_models`: the masked policy module an RLlib checkpoint holds;
-* :mod:`agents.libraries.sb3_masking`: MaskablePPO's masked distribution without torch's
-  slow ``exp`` path;
+* :mod:`agents.libraries.sb3_masking`: MaskablePPO's masked distribution in as few
+  passes over the logits as can be;
 * :mod:`agents.libraries.ppo_agent`: the ``ppo:`` agent, a policy of the single-file PPO;
 * :mod:`agents.libraries.ppo_policy`: that PPO's network, its saved-policy file, batched play;
 * :mod:`agents.libraries.small_cnn`: the conv trunk both libraries' networks share;
