@@ -1,4 +1,5 @@
-"""Which Ray to connect to, decided before ``ray.init`` can hang on a dead one.
+"""Which Ray to connect to, decided before ``ray.init`` can hang on a dead one,
+and waiting for results from it without hanging when it dies.
 
 Given no address, ``ray.init()`` joins the cluster named in
 ``/tmp/ray/ray_current_cluster`` when that file exists, and keeps retrying
@@ -9,13 +10,20 @@ promise a local Ray when no address is given, so :func:`ray_address` turns
 no address into ``"local"`` (unless ``RAY_ADDRESS`` names one, as a Ray job
 does), and checks that an address given does answer: a TCP connection to its
 host and port within :data:`PROBE_SECONDS`, else one ``ValueError`` naming it.
+
+Once connected, ``ray.wait`` with no timeout waits forever for a task whose
+node died with its raylet (a raylet ends with one of its agents, say one that
+could not bind its port): :func:`wait_first` waits in slices and, between
+them, asks the cluster whether any node is still alive.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 #: Seconds an address has to accept a TCP connection.
 PROBE_SECONDS = 5.0
@@ -23,6 +31,31 @@ PROBE_SECONDS = 5.0
 DEFAULT_PORT = 6379
 #: Ray Client's default port (``ray://head``).
 CLIENT_PORT = 10001
+#: Seconds :func:`wait_first` waits for a result before checking the cluster is alive.
+LIVENESS_SECONDS = 15.0
+
+
+class RayClusterLost(RuntimeError):
+    """The cluster has no live node: the results waited for will never come."""
+
+
+def wait_first(refs: Sequence[Any], liveness_seconds: float = LIVENESS_SECONDS) -> Any:
+    """The first of ``refs`` (Ray object refs) to finish, as ``ray.wait`` gives it.
+
+    Raises :class:`RayClusterLost` when a wait of ``liveness_seconds`` ends with
+    nothing ready and no node of the cluster is alive.
+    """
+    import ray
+
+    while True:
+        ready, _ = ray.wait(list(refs), num_returns=1, timeout=liveness_seconds)
+        if ready:
+            return ready[0]
+        if not any(node.get("Alive") for node in ray.nodes()):
+            raise RayClusterLost(
+                "the Ray cluster has no live node left (its raylet died: see its logs "
+                "under /tmp/ray/session_latest/logs); the games in progress are lost"
+            )
 
 
 def ray_address(address: str | None, option: str = "--address") -> str:

@@ -146,6 +146,10 @@ def start_local_ray(ray: Any) -> None:
             _system_config={
                 "agent_register_timeout_ms": RAY_START_BOUND * 1000,
                 "worker_register_timeout_seconds": RAY_START_BOUND,
+                # No metrics exporter: one port less that another process can take
+                # between our choosing it and Ray's agent binding it (the raylet
+                # ends with its agent when a bind fails).
+                "enable_metrics_collection": False,
             },
         )
 

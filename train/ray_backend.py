@@ -43,7 +43,7 @@ from typing import Any
 import torch
 
 from agents.network.network import PolicyValueNet
-from agents.ray_address import ray_address
+from agents.ray_address import RayClusterLost, ray_address, wait_first
 
 from .config import Config, ConfigError, RayConfig, config_from_dict
 from .cpu_clock import task_cpu_seconds
@@ -214,7 +214,10 @@ class RayExecutor:
         fill()
         try:
             while self._running:
-                (ref,), _ = ray.wait(list(self._running), num_returns=1)
+                try:
+                    ref = wait_first(list(self._running))
+                except RayClusterLost as exc:
+                    raise RayBackendError(str(exc)) from None
                 task, slot, actor = self._running.pop(ref)
                 try:
                     # A copy: arrays read straight from the object store are

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..params import clip
-from ..ray_address import ray_address
+from ..ray_address import RayClusterLost, ray_address, wait_first
 from .games import GameResult, GameTask, WorkerDied
 from .workers import init_worker, play_task, registry_snapshot
 
@@ -118,7 +118,10 @@ class RayRunner:
         fill()
         try:
             while running:
-                (ref,), _ = ray.wait(list(running), num_returns=1)
+                try:
+                    ref = wait_first(list(running))
+                except RayClusterLost as exc:
+                    raise RayRunnerError(str(exc)) from None
                 task, slot = running.pop(ref)
                 try:
                     result = ray.get(ref)

@@ -7,12 +7,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agents.ray_address import ray_address
+from agents.ray_address import RayClusterLost, ray_address, wait_first
 
 
 def _dead_port() -> int:
@@ -84,3 +85,46 @@ def test_yinsh_eval_on_ray_starts_a_local_ray_past_a_stale_cluster_file(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "greedy" in done.stdout and "Failed to connect to GCS" not in done.stderr
+
+
+class FakeRay:
+    """``ray.wait`` and ``ray.nodes`` of a cluster whose nodes are ``alive``, where
+    ``ready`` becomes ready on the ``after``-th wait."""
+
+    def __init__(self, alive: list[bool], ready: str | None = None, after: int = 1) -> None:
+        self.alive, self.ready, self.after, self.waits = alive, ready, after, 0
+
+    def wait(self, refs: list[str], num_returns: int, timeout: float) -> tuple[list[str], list]:
+        assert num_returns == 1 and timeout > 0  # never the wait without a bound
+        self.waits += 1
+        if self.ready is not None and self.waits >= self.after:
+            return [self.ready], [r for r in refs if r != self.ready]
+        return [], list(refs)
+
+    def nodes(self) -> list[dict[str, bool]]:
+        return [{"Alive": alive} for alive in self.alive]
+
+
+def _with_ray(monkeypatch: pytest.MonkeyPatch, fake: FakeRay) -> None:
+    module = types.ModuleType("ray")
+    module.wait, module.nodes = fake.wait, fake.nodes  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", module)
+
+
+def test_wait_first_gives_the_result_that_finishes_while_a_node_lives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = FakeRay(alive=[False, True], ready="b", after=3)
+    _with_ray(monkeypatch, fake)
+    assert wait_first(["a", "b"], liveness_seconds=0.01) == "b"
+    assert fake.waits == 3
+
+
+def test_wait_first_stops_when_no_node_of_the_cluster_is_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = FakeRay(alive=[False, False])
+    _with_ray(monkeypatch, fake)
+    with pytest.raises(RayClusterLost, match="no live node"):
+        wait_first(["a"], liveness_seconds=0.01)
+    assert fake.waits == 1
