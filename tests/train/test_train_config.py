@@ -128,6 +128,7 @@ def test_configs_saved_before_the_schema_still_load() -> None:
     added = {
         "inference": "auto",
         "inference_precision": "fp32",
+        "cpu_minutes": 0,
         "init": {"weights": None, "cpu_s": None, "grow": False},
         "network": {**data["network"], "opponent_policy": False},
         "search": {**data["search"], "forced_playouts": 0.0},
