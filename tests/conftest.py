@@ -163,3 +163,12 @@ def ray_cluster() -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts Ray is also ``slow``: a Ray start takes seconds, and
+    seconds more on a loaded machine, so the edit loop (``-m "not slow"``) leaves
+    them out."""
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.slow)

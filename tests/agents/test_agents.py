@@ -110,6 +110,7 @@ def test_row_choice_position_punishes_the_wrong_row() -> None:
     assert state.winner == BLACK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "agent",
     [AlphaBetaAgent(seed=3, depth=1), AlphaBetaAgent(seed=3), MCTSAgent(seed=3, sims=1500)],
@@ -132,6 +133,7 @@ def test_opponent_row_position_is_a_trap() -> None:
     assert state.winner == BLACK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "agent",
     [

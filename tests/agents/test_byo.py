@@ -75,6 +75,7 @@ def user_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder / f"{name}.py"
 
 
+@pytest.mark.slow
 def test_a_py_spec_plays_an_observation_callable_in_workers_too(user_folder: Path) -> None:
     module = user_folder.stem
     spec = f"py:{module}:make_agent,path=model.pt,first=false"
@@ -174,6 +175,7 @@ def first_legal(obs: dict[str, Any]) -> int:
     return int(np.flatnonzero(obs["action_mask"])[0])
 
 
+@pytest.mark.slow
 def test_objects_play_in_process_and_travel_when_importable() -> None:
     agent = as_agent(first_legal)
     assert agent.act(State()) == State().legal_actions()[0]

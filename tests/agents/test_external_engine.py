@@ -327,6 +327,7 @@ def test_engines_left_open_are_killed_at_interpreter_exit(fake_engine: str, tmp_
 # --- through the arena --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_arena_match_engine_greedy_against_random_is_the_same_as_in_process() -> None:
     served = run_arena([f"engine:cmd={ENGINE} greedy,{PATIENT}", "random"], games=4, progress=False)
     direct = run_arena(["greedy", "random"], games=4, progress=False)

@@ -137,6 +137,7 @@ def test_the_raw_policy_gathers_to_exactly_the_networks_policy() -> None:
     assert torch.equal(value, out.value)
 
 
+@pytest.mark.slow
 def test_int8_graphs_are_kept_per_network_and_auto_means_int8_in_onnx_runtime(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

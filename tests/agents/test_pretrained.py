@@ -104,6 +104,7 @@ def test_the_in_run_elo_is_on_the_fixed_scale(run_dir: Path) -> None:
     assert history["scale"] == "yinsh-v1"
 
 
+@pytest.mark.slow
 def test_several_runs_share_one_axis(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -539,6 +539,7 @@ def test_quit_or_the_end_of_input_during_a_search_answers_and_exits() -> None:
         engine.close()
 
 
+@pytest.mark.slow
 def test_the_engine_program_quits_mid_search_with_its_input_still_open() -> None:
     proc = subprocess.Popen(
         [*shlex.split(ENGINE), f"mcts:sims={MAX_GO_SIMS}"],

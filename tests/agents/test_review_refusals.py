@@ -137,6 +137,7 @@ class Dies(Agent):
 """
 
 
+@pytest.mark.slow
 def test_a_review_worker_that_dies_is_one_line_naming_the_agent_and_the_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

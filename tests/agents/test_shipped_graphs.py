@@ -81,6 +81,7 @@ def test_a_replaced_checkpoint_is_not_played_with_the_old_graphs(tmp_path: Path)
     assert shipped_graphs(tmp_path / "other.pt") is None  # a description of another format
 
 
+@pytest.mark.slow
 def test_pretrained_plays_the_shipped_graph_as_the_checkpoint_plays() -> None:
     pytest.importorskip("onnx", reason="exporting needs the train extra")
     for precision in ("auto", "fp32"):
@@ -136,6 +137,7 @@ def _base_script_modules() -> list[str]:
     return [target.partition(":")[0] for name, target in scripts.items() if name != "yinsh-train"]
 
 
+@pytest.mark.slow
 def test_the_base_install_plays_pretrained_without_torch(tmp_path: Path) -> None:
     modules = [*_base_script_modules(), "yinsh_env.vector", "agents.web.server"]
     code = (

@@ -96,6 +96,7 @@ def test_end_of_input_stops_cleanly() -> None:
     assert "Stopped after 0 actions" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "colour, first", [("white", "White (place)>"), ("black", "Black (place)>")]
 )
@@ -122,6 +123,7 @@ def test_yinsh_play_human_from_the_command_line(colour: str, first: str) -> None
     assert first in proc.stdout and "A2 A3 A4" in proc.stdout
 
 
+@pytest.mark.slow
 def test_yinsh_play_rejects_a_bad_opponent() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "agents.play", "--human", "white", "--opponent", "nosuch"],

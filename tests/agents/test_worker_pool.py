@@ -163,6 +163,7 @@ os.kill(os.getpid(), signal.SIGTERM)
 """
 
 
+@pytest.mark.slow
 def test_a_signalled_process_that_cannot_exit_is_ended_after_the_grace() -> None:
     done = subprocess.run(
         [sys.executable, "-c", CHILD.format(grace=1.0)],

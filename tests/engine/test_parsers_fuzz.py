@@ -146,6 +146,7 @@ def test_position_text(text: str) -> None:
 # --- records ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(texts([write_record(r) for r in RECORDS]))
 def test_yinsh_records(text: str) -> None:
@@ -170,6 +171,7 @@ JSON_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.one_of(

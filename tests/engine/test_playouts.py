@@ -317,6 +317,7 @@ def test_blitz_playouts_end_on_the_first_ring_or_the_pool() -> None:
         assert max(state.removed) <= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", [uniform, jumpy], ids=["uniform", "jumpy"])
 def test_playouts_copy_undo_text_and_symmetries(policy: Policy) -> None:
     for seed in range(10):

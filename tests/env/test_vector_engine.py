@@ -175,6 +175,7 @@ def random_actions(state: BatchState, games: np.ndarray, rng: np.random.Generato
     return actions
 
 
+@pytest.mark.slow
 def test_random_actions_draw_every_legal_action_and_nothing_else() -> None:
     """The random opponent's draw from the positions has the masks' support, in every
     phase (the corner positions give passes and several rows)."""

@@ -71,6 +71,7 @@ def _forfeits(specs: list[str], workers: int) -> list[tuple[int, str, str]]:
     return sorted((f["game"], f["agent"], f["reason"]) for f in result["forfeits"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sys_exit_in_act_forfeits_the_game(quits: str, workers: int) -> None:
     spec = f"{quits},how=exit"
@@ -78,12 +79,14 @@ def test_sys_exit_in_act_forfeits_the_game(quits: str, workers: int) -> None:
     assert forfeits == [(i, spec, "exited: SystemExit(3)") for i in range(4)]
 
 
+@pytest.mark.slow
 def test_a_keyboard_interrupt_in_a_worker_forfeits_the_game(quits: str) -> None:
     spec = f"{quits},how=interrupt"
     forfeits = _forfeits([spec, "random"], workers=2)
     assert forfeits == [(i, spec, "raised KeyboardInterrupt") for i in range(4)]
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_loses_its_game_and_the_match_goes_on(quits: str) -> None:
     spec = f"{quits},how=die"
     forfeits = _forfeits([spec, "random"], workers=2)
@@ -91,6 +94,7 @@ def test_a_worker_that_dies_loses_its_game_and_the_match_goes_on(quits: str) -> 
     assert forfeits == [(i, spec, reason) for i in range(4)]
 
 
+@pytest.mark.slow
 def test_yinsh_eval_names_the_agent_and_the_game_in_one_line(
     quits: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -112,6 +116,7 @@ def test_a_signals_exit_is_no_forfeit() -> None:
         play_match((_Signalled(), RandomAgent(seed=0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "reason"),
     [

@@ -177,6 +177,7 @@ def test_json_schema_and_round_robin(tmp_path: Path) -> None:
     assert {t["agent"] for t in data["time_per_move"]} == set(data["agents"])
 
 
+@pytest.mark.slow
 def test_parallel_workers_match_the_serial_run() -> None:
     serial = run_arena(["greedy", "random"], 4, MatchSettings(seed=5), progress=False)
     parallel = run_arena(["greedy", "random"], 4, MatchSettings(seed=5, workers=2), progress=False)

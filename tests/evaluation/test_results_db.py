@@ -101,6 +101,7 @@ run_arena(["random", "random"], 5000, MatchSettings(seed=3), progress=False, db=
 """
 
 
+@pytest.mark.slow
 def test_sigkill_keeps_every_finished_game_and_a_sound_file(tmp_path: Path) -> None:
     db = tmp_path / "killed.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -174,6 +175,7 @@ def test_bad_input_with_a_db_creates_no_file(tmp_path: Path) -> None:
     assert not db.exists()
 
 
+@pytest.mark.slow
 def test_ratings_fit_every_stored_game_on_the_scale(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -212,6 +214,7 @@ def test_ratings_without_anchors_say_they_are_relative(
     assert "relative (greedy:noise=500 = 0)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_trainers_evaluation_keeps_its_games_and_refuses_a_foreign_file(
     tmp_path: Path,
 ) -> None:

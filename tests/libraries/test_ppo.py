@@ -100,6 +100,7 @@ def test_the_agent_knows_its_variant(trained: Path) -> None:
         run_arena([f"ppo:path={trained}", "random"], 1, MatchSettings(workers=1), progress=False)
 
 
+@pytest.mark.slow
 def test_masked_policy_never_picks_an_illegal_action() -> None:
     """Logits pushed hardest towards illegal actions still give only legal ones."""
     torch.manual_seed(0)

@@ -27,6 +27,7 @@ def tiny_model(opponent: object) -> object:
     return example.build_model(env, n_steps=32, batch_size=32, n_epochs=2, channels=4, features=16)
 
 
+@pytest.mark.slow
 def test_snapshots_are_frozen_copies_and_join_the_pool_every_k_steps() -> None:
     pool = OpponentPool("recent", max_snapshots=3)
     model = tiny_model(pool)
@@ -103,6 +104,7 @@ def test_a_fixed_opponent_alone_still_plays_every_game(capsys: pytest.CaptureFix
     assert "step 64 |" in out and "| score" not in out
 
 
+@pytest.mark.slow
 def test_warm_start_begins_as_the_shipped_networks_raw_policy_and_saves(tmp_path: Path) -> None:
     from agents import make_agent
 

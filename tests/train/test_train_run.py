@@ -227,6 +227,7 @@ def test_the_levers_off_by_default_run_end_to_end(tmp_path: Path) -> None:
     assert agent.act(State()) in State().legal_actions()
 
 
+@pytest.mark.slow
 def test_a_cpu_budget_stops_the_run_and_evaluates_its_last_iteration(tmp_path: Path) -> None:
     # Any iteration costs more than a millionth of a CPU-minute: the first one spends it.
     config = tiny_config(tmp_path, "iterations=50", "cpu_minutes=0.000001", "eval.every=10")

@@ -296,6 +296,7 @@ def test_a_crashing_agent_is_reported_and_the_game_stays_playable(client: Client
     assert view["live_ply"] == 2
 
 
+@pytest.mark.slow
 def test_a_slow_agent_times_out_and_can_be_undone(held: threading.Event) -> None:
     with serving(AppConfig(think_timeout=0.5, allow=ALLOWED)) as impatient:
         client = Client(impatient)

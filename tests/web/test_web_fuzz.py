@@ -155,6 +155,7 @@ def test_any_request_gets_a_json_answer_and_never_a_500(
         assert len(piece) <= ECHO_LIMIT or piece not in reply.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     name=st.sampled_from(["white", "black"]),
@@ -173,6 +174,7 @@ def test_new_games_from_any_options(
         assert set(data) == {"error"}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(verb=st.sampled_from(VERBS[:5]), body=st.dictionaries(FIELDS, LEAVES, max_size=3))
 def test_any_verb_body_on_a_live_game(server: YinshServer, verb: str, body: dict[str, Any]) -> None:

@@ -82,6 +82,7 @@ def test_30_random_games_leave_no_thread_behind(server: YinshServer) -> None:
     wait_until(lambda: server.store.workers.running == 0, "the pool to go idle")
 
 
+@pytest.mark.slow
 def test_games_and_analyses_in_parallel(server: YinshServer) -> None:
     client = Client(server)
 
@@ -149,6 +150,7 @@ def test_a_thinking_agent_stops_when_its_game_moves_on(server: YinshServer, how:
         assert view["thinking"] is None and view["live_ply"] == (1 if how == "players" else 0)
 
 
+@pytest.mark.slow
 def test_games_evicted_while_thinking_stop_thinking(no_timers: None) -> None:
     before = thread_names()
     server = start_server(max_games=3)
@@ -167,6 +169,7 @@ def test_games_evicted_while_thinking_stop_thinking(no_timers: None) -> None:
     wait_until(lambda: thread_names() <= before, "the server's threads to end")
 
 
+@pytest.mark.slow
 def test_a_stopped_server_cancels_what_it_was_thinking(no_timers: None) -> None:
     before = thread_names()
     server = start_server()

@@ -122,6 +122,7 @@ def test_a_seed_of_minus_one_is_a_bad_seed(client: Client) -> None:
         assert "spec" not in data["error"]
 
 
+@pytest.mark.slow
 def test_a_stalled_body_gets_a_408_and_frees_its_thread(client: Client) -> None:
     head = request_bytes(
         "POST", "/api/games", headers={"Content-Length": "100", "Content-Type": "application/json"}
