@@ -433,7 +433,7 @@ def run(
                 f"resumed at iteration {state.iteration} without its replay file: the window "
                 f"restarts empty; learning waits for {config.replay.min_positions} positions"
             )
-        while state.iteration < config.iterations and not budget_spent(config, state):
+        while state.iteration < config.iterations and not budget_spent(state):
             t0 = time.perf_counter()
             result, metrics = self_play(state, executor)
             if state.replay_restarted:
@@ -498,9 +498,10 @@ def cpu_seconds(state: RunState) -> float:
     return float(state.history.get(CPU_KEY, 0.0))
 
 
-def budget_spent(config: Config, state: RunState) -> bool:
-    """Whether the run has used its ``cpu_minutes`` (never, without one)."""
-    return bool(config.cpu_minutes) and cpu_seconds(state) >= 60 * config.cpu_minutes
+def budget_spent(state: RunState) -> bool:
+    """Whether the run has used its config's ``cpu_minutes`` (never, without one)."""
+    minutes = state.config.cpu_minutes
+    return bool(minutes) and cpu_seconds(state) >= 60 * minutes
 
 
 def _eval_due(state: RunState) -> bool:
@@ -508,7 +509,7 @@ def _eval_due(state: RunState) -> bool:
     every = config.eval.every
     if iteration == 0:
         return bool(every)  # the untrained network: where the learning curve starts
-    last = iteration == config.iterations or budget_spent(config, state)
+    last = iteration == config.iterations or budget_spent(state)
     return bool(every and iteration % every == 0) or last
 
 

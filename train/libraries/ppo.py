@@ -286,11 +286,8 @@ class OpeningOpponent:
     ) -> np.ndarray:
         if observations is None:
             raise ValueError("the opening opponent needs the observations")
-        opening = in_opening(observations, self.plies)
         actions = np.zeros(len(masks), dtype=np.int64)
-        if opening.any():
-            actions[opening] = random_legal(masks[opening], rng)
-        rest = ~opening
+        rest = ~opening_moves(observations, masks, actions, self.plies, rng)
         if rest.any():
             planes = observations[rest] if getattr(self.inner, "observes", True) else None
             actions[rest] = self.inner.act_batch(planes, masks[rest], rng)
