@@ -77,6 +77,32 @@ def test_a_cpu_budget_ends_the_run_before_its_step_budget(
     assert (tmp_path / "p.pt").exists()
 
 
+def test_the_best_check_policy_is_kept_beside_the_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scores = iter([0.2, 0.9, 0.5, 0.9, 0.1, 0.3, 0.0, 0.0, 0.0, 0.0])
+    seen: list[tuple[float, dict[str, torch.Tensor]]] = []
+
+    def scripted_check(policy: PPOPolicy, *args: object) -> float:
+        score = next(scores)
+        seen.append((score, {k: v.clone() for k, v in policy.state_dict().items()}))
+        return score
+
+    monkeypatch.setattr(ppo, "check", scripted_check)
+    argv = [*TINY, "--total-steps", "640", "--opponents", "random", "--opponent-weights", "1"]
+    argv += ["--self-share", "0", "--check-every", "0.001", "--check-games", "2"]
+    argv += ["--final-check-games", "2", "--save", str(tmp_path / "p.pt")]
+    assert ppo.main(argv) == 0
+    assert len(seen) >= 4  # the 0.9 repeated later must not replace the first
+    best, _ = load_policy(tmp_path / "p-best.pt")
+    first_best = next(state for score, state in seen if score == 0.9)
+    for name, value in best.state_dict().items():
+        assert torch.equal(value, first_best[name]), name
+    last, _ = load_policy(tmp_path / "p.pt")
+    assert any(not torch.equal(v, first_best[k]) for k, v in last.state_dict().items())
+    assert "best check 0.90" in capsys.readouterr().out
+
+
 def test_the_saved_policy_plays_legal_games_in_the_arena(trained: Path, tmp_path: Path) -> None:
     from agents.evaluation.arena import MatchSettings, run_arena
     from yinsh_env import load_record

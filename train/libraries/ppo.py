@@ -39,7 +39,10 @@ What it does, in order (each a block of :func:`main`):
    stdout is a terminal.  Every ``--check-every`` seconds the most-likely-action
    policy plays ``--check-games`` games against ``--check-against`` (greedy by
    default) and the policy is saved to ``--save``, which the arena plays as
-   ``ppo:path=FILE.pt``.
+   ``ppo:path=FILE.pt``; the policy of the best check so far is also kept
+   beside it as ``STEM-best.pt`` (SB3's ``EvalCallback`` keeps its best model
+   the same way), since a policy's strength against a fixed opponent need not
+   rise monotonically.
 
 The run stops after ``--minutes`` of wall-clock time, ``--cpu-minutes`` of this
 process's CPU time (runs compared on equal budgets on a shared machine) or
@@ -395,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lengths: deque[int] = deque(maxlen=200)
     recent: defaultdict[str, deque[float]] = defaultdict(lambda: deque(maxlen=200))
     last_check: float | None = None
+    best_check = -1.0
+    best_path = save.with_name(save.stem + "-best" + save.suffix)
 
     budget = args.minutes * 60.0
     start = last_report = last_check_time = time.monotonic()
@@ -413,11 +418,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, flush=True)
 
     def run_check(games: int) -> float:
+        nonlocal best_check
         score = check(
             policy, checker, games, args.seed + update, args.rings_to_win, args.opening_plies
         )
         writer.add_scalar(f"check/{args.check_against}", score, global_step)
         save_policy(save, policy, args.rings_to_win)
+        if score > best_check:  # ties keep the earlier policy
+            best_check = score
+            save_policy(best_path, policy, args.rings_to_win)
+            writer.add_scalar(f"check/best_{args.check_against}", score, global_step)
         return score
 
     say(
@@ -591,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else ""
         )
         + f"; saved {save} (play it as ppo:path={save})"
+        + (f"; best check {best_check:.2f}: {best_path}" if best_check >= 0 else "")
     )
     writer.close()
     env.close()
