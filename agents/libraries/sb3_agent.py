@@ -50,6 +50,11 @@ def batch_policy_probabilities(policy: Any, planes: np.ndarray, masks: np.ndarra
     side: one forward pass of the policy for all n.
     """
     legal = np.asarray(masks).astype(bool)
+    if hasattr(policy, "legal_probabilities"):  # PlanesPolicy: no distribution object
+        with torch.inference_mode():
+            planes_tensor = torch.as_tensor(planes, dtype=torch.float32, device=policy.device)
+            probs = policy.legal_probabilities(planes_tensor, torch.from_numpy(legal))
+        return probs.cpu().numpy().astype(np.float64)
     with torch.inference_mode():
         # The arrays as tensors as they are (SB3's obs_to_tensor deep-copies them first);
         # the policy's preprocessing makes them float.
@@ -98,6 +103,9 @@ def load_maskable_ppo(path: str) -> Any:
     from .sb3_masking import use_fast_masking
 
     use_fast_masking(model.policy)
+    policy: Any = model.policy
+    if getattr(policy, "bf16", False):
+        policy.bf16 = False  # trained in bf16 or not, a saved model plays in float32
     return model
 
 

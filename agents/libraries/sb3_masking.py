@@ -204,7 +204,9 @@ class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
     """sb3-contrib's masked categorical distribution over :class:`FastMaskableCategorical`."""
 
     def proba_distribution(self: D, action_logits: torch.Tensor) -> D:
-        self.distribution = FastMaskableCategorical(logits=action_logits.view(-1, self.action_dim))
+        # float32 whatever the network ran in (bf16 logits would round the probabilities)
+        logits = action_logits.view(-1, self.action_dim).float()
+        self.distribution = FastMaskableCategorical(logits=logits)
         return self
 
 

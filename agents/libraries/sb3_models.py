@@ -1,7 +1,8 @@
 """The MaskablePPO networks a saved model names: the planes CNN, and the shipped network.
 
 :class:`PlanesCNN` is :mod:`train.libraries.sb3_maskable_ppo`'s features
-extractor; :class:`PretrainedNet` and :class:`PretrainedPolicy` warm-start
+extractor, in :class:`PlanesPolicy` (which runs in bf16 where that is native);
+:class:`PretrainedNet` and :class:`PretrainedPolicy` warm-start
 MaskablePPO from the shipped network (``--warm-start``).  A saved model
 refers to them by class path, so they live beside the loader
 (:mod:`agents.libraries.sb3_agent`), which plays a model without the trainer.
@@ -33,6 +34,7 @@ from agents.network.checkpoint import load_network
 from agents.network.pretrained import weights_path
 from yinsh_env.actions import N_ACTIONS
 
+from .precision import PRECISIONS, trunk_precision, uses_bf16
 from .small_cnn import conv_trunk
 
 try:
@@ -57,6 +59,76 @@ class PlanesCNN(BaseFeaturesExtractor):
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.net(observations["observation"].permute(0, 3, 1, 2))
+
+
+class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
+    """MaskablePPO's policy over :class:`PlanesCNN`, in bf16 where the CPU has it natively.
+
+    The standard ``MultiInputPolicy`` with two differences that change no value:
+
+    * only the planes are preprocessed: SB3 would also turn the 2,142 mask
+      entries into floats for every forward pass, for a network that never
+      reads them;
+    * ``precision`` (:mod:`agents.libraries.precision`, default ``fp32``):
+      with bf16 the whole network (trunk and heads) runs under
+      ``torch.autocast``, weights and gradients in float32, and the logits
+      and values come out as float32 for the distribution and the losses.
+      Rollouts and updates use the same precision, so PPO's first ratio is
+      exactly 1.
+
+    The saved model keeps ``precision`` (how it was trained); the arena's
+    ``sb3:`` agent and the self-play snapshots play in float32 (:attr:`bf16`
+    set to False): the same moves on every machine.
+    """
+
+    def __init__(self, *args: Any, precision: str = "fp32", **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", PlanesCNN)
+        super().__init__(*args, **kwargs)
+        self.precision = precision
+        self.bf16 = uses_bf16(precision)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "precision": self.precision}
+
+    def extract_features(
+        self, obs: Any, features_extractor: BaseFeaturesExtractor | None = None
+    ) -> Any:
+        if isinstance(obs, dict) and "action_mask" in obs:
+            obs = {key: value for key, value in obs.items() if key != "action_mask"}
+        return super().extract_features(obs, features_extractor)
+
+    def forward(
+        self, obs: Any, deterministic: bool = False, action_masks: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        with trunk_precision(self.bf16):
+            actions, values, log_prob = super().forward(obs, deterministic, action_masks)
+        return actions, values.float(), log_prob.float()
+
+    def evaluate_actions(
+        self, obs: Any, actions: torch.Tensor, action_masks: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        with trunk_precision(self.bf16):
+            values, log_prob, entropy = super().evaluate_actions(obs, actions, action_masks)
+        return values.float(), log_prob.float(), None if entropy is None else entropy.float()
+
+    def get_distribution(self, obs: Any, action_masks: Any = None) -> Any:
+        with trunk_precision(self.bf16):
+            return super().get_distribution(obs, action_masks)
+
+    def predict_values(self, obs: Any) -> torch.Tensor:
+        with trunk_precision(self.bf16):
+            return super().predict_values(obs).float()
+
+    def legal_probabilities(self, planes: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """(n, 2,142) probabilities from ``planes`` (n, 11, 11, 17) and bool ``legal``,
+        exactly 0 where illegal: what :meth:`get_distribution` gives, without
+        building the distribution (opponents ask this for a few games at a time)."""
+        with trunk_precision(self.bf16):
+            features = self.extract_features({"observation": planes})
+            if not self.share_features_extractor:
+                features = features[0]
+            logits = self.action_net(self.mlp_extractor.forward_actor(features)).float()
+        return torch.where(legal, logits, float("-inf")).softmax(-1)
 
 
 class PretrainedNet(BaseFeaturesExtractor):
@@ -126,4 +198,4 @@ class PretrainedPolicy(MaskableMultiInputActorCriticPolicy):
         )
 
 
-__all__ = ["PretrainedNet", "PretrainedPolicy"]
+__all__ = ["PRECISIONS", "PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy"]

@@ -12,7 +12,8 @@ of unpickling.  Only what a YINSH policy needs can be built this way:
 
 * the policy class and the features extractor: only the classes the
   project's example saves (:data:`CLASSES`, under their old module paths too);
-* ``policy_kwargs``: those classes and plain values (literals);
+* ``policy_kwargs``: those classes, plain values (literals) and the few
+  words a string argument may be (:data:`_WORDS`);
 * the spaces: the YINSH observation dict and the 2,142 actions;
 * the schedules, the rollout buffer, the last observation and the episode
   buffers: placeholders (inference never uses them).
@@ -46,6 +47,7 @@ CLASSES: Final = (
     "sb3_contrib.common.maskable.policies.MaskableMultiInputActorCriticPolicy",
     "agents.libraries.sb3_models.PretrainedPolicy",
     "agents.libraries.sb3_models.PlanesCNN",
+    "agents.libraries.sb3_models.PlanesPolicy",
     "agents.libraries.sb3_models.PretrainedNet",
 )
 #: Largest ``data`` entry read (a model's settings are a few kB; the last
@@ -63,6 +65,9 @@ _PLACEHOLDERS: Final[dict[str, Any]] = {
     "replay_buffer_class": None,
 }
 _SCHEDULES: Final = ("lr_schedule", "clip_range", "clip_range_vf", "learning_rate")
+#: String arguments of the policy classes, by name, and the words each may be
+#: (SB3's readable copy of a string has no quotes to tell it from a name).
+_WORDS: Final[dict[str, tuple[str, ...]]] = {"precision": ("auto", "fp32", "bf16")}
 _CLASS_TEXT = re.compile(r"<class '([A-Za-z_][\w.]*)'>")
 _INIT_TEXT = re.compile(r"<function ([A-Za-z_]\w*)\.__init__ at ")
 
@@ -147,6 +152,8 @@ def _policy_kwargs(item: dict[str, Any], renamed: Mapping[str, str]) -> dict[str
             continue
         if isinstance(value, str) and value.startswith("<class "):
             out[key] = _allowed_class(value, renamed)
+        elif isinstance(value, str) and value in _WORDS.get(key, ()):
+            out[key] = value  # SB3 writes a string argument without its quotes
         elif isinstance(value, str):
             try:
                 out[key] = ast.literal_eval(value)

@@ -88,16 +88,18 @@ def test_sb3_snapshot_decides_a_batch_in_one_forward_pass(snapshot: Any) -> None
     states = positions(30, seed=2)
     planes, masks = batch(states)
     calls = []
-    forward = snapshot.policy.get_distribution
+    extractor = snapshot.policy.features_extractor
+    forward = extractor.forward
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(len(args[0]["observation"]))
-        return forward(*args, **kwargs)
+    def counted(observations: Any) -> Any:
+        calls.append(len(observations["observation"]))
+        return forward(observations)
 
-    snapshot.policy.get_distribution = counted
+    extractor.forward = counted
     try:
         probs = snapshot.batch_probabilities(planes, masks)
         assert calls == [30]
+        calls.clear()
         one_by_one = np.stack([snapshot.legal_probabilities(s) for s in states])
         np.testing.assert_allclose(probs, one_by_one, rtol=1e-4, atol=1e-7)
         assert not probs[masks == 0].any() and np.allclose(probs.sum(axis=1), 1.0)
@@ -108,7 +110,7 @@ def test_sb3_snapshot_decides_a_batch_in_one_forward_pass(snapshot: Any) -> None
             sampled = snapshot.act_batch(planes, masks)
             assert masks[np.arange(30), sampled].all()
     finally:
-        del snapshot.policy.get_distribution
+        del extractor.forward
 
 
 def test_sb3_model_file_plays_a_batch(snapshot: Any, tmp_path: Path) -> None:

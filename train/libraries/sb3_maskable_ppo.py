@@ -70,7 +70,8 @@ from agents.evaluation.elo import Tally
 from agents.greedy import GreedyAgent
 from agents.greedy_batch import GreedyOpponent
 from agents.libraries.library_agent import save_variant
-from agents.libraries.sb3_models import PlanesCNN
+from agents.libraries.precision import PRECISIONS
+from agents.libraries.sb3_models import PlanesCNN, PlanesPolicy
 from agents.params import MAX_THREADS
 from yinsh_env.atomic_write import write_bytes
 from yinsh_env.errors import IllegalActionError
@@ -286,6 +287,7 @@ def build_model(
     verbose: int = 0,
     warm_start: bool | str = False,
     tensorboard: str | Path | None = None,
+    precision: str = "fp32",
 ) -> Any:
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
@@ -293,7 +295,9 @@ def build_model(
     ``warm_start``: the shipped network instead (:mod:`agents.libraries.sb3_models`; a
     string names which, ``True`` is ``pretrained``; ``channels``, ``features`` and
     ``hidden`` do not apply).  ``tensorboard``: where SB3 writes its own scalars
-    (losses, entropy); None, none.  The masked distribution is
+    (losses, entropy); None, none.  ``precision``: the network's number format
+    (:mod:`agents.libraries.precision`; ``auto`` is bf16 where the CPU has it
+    natively).  The masked distribution is
     :mod:`agents.libraries.sb3_masking`'s.
     """
     if warm_start:
@@ -305,11 +309,12 @@ def build_model(
         policy: Any = PretrainedPolicy
         policy_kwargs: dict[str, Any] = {"features_extractor_kwargs": {"weights": name}}
     else:
-        policy = "MultiInputPolicy"
+        policy = PlanesPolicy
         policy_kwargs = {
             "features_extractor_class": PlanesCNN,
             "features_extractor_kwargs": {"channels": channels, "features_dim": features},
             "net_arch": list(hidden),
+            "precision": precision,
         }
     model = MaskablePPO(
         policy,
@@ -497,6 +502,13 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         "--hidden", type=int_in(1, 65536), nargs="*", default=[], help="extra layers of each head"
     )
     parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="the network's numbers in training: auto (bf16 where the CPU has it natively: "
+        "AMX), fp32, bf16; saved models play in fp32",
+    )
+    parser.add_argument(
         "--warm-start",
         nargs="?",
         const="pretrained",
@@ -548,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         ent_coef=args.ent_coef,
         warm_start=args.warm_start or False,
         tensorboard=log_dir,
+        precision=args.precision,
     )
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:
@@ -564,6 +577,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         snapshots = selfplay.snapshots
     progress = RunProgress(args.timesteps, args.progress_every, log_dir)
     progress.announce()
+    if not args.warm_start:
+        print(
+            f"network in {'bf16' if model.policy.bf16 else 'fp32'} (--precision {args.precision})",
+            flush=True,
+        )
 
     def check(policy_model: Any) -> tuple[str, float, int]:
         games = args.eval_every_games

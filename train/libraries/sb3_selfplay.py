@@ -57,7 +57,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 class PolicySnapshot(LibraryPolicyAgent):
     """A frozen copy of a MaskablePPO policy as an opponent (samples by default).
 
-    The copy is made on the CPU; it shares nothing with the learner.
+    The copy is made on the CPU; it shares nothing with the learner, and runs
+    its network in float32 whatever the learner's precision.
 
     ``seconds`` adds up the time its forward passes take (the profile's share
     of the network inside the environments).
@@ -72,6 +73,9 @@ class PolicySnapshot(LibraryPolicyAgent):
         self.policy.optimizer = None  # the copy never trains: no Adam state to keep
         self.policy.set_training_mode(False)
         use_fast_masking(self.policy)
+        if getattr(self.policy, "bf16", False):
+            # An opponent's batches are a few games: bf16's casts cost more than they save.
+            self.policy.bf16 = False
         for parameter in self.policy.parameters():
             parameter.requires_grad_(False)
         self.seconds = 0.0
