@@ -115,6 +115,18 @@ def test_self_play_trains_the_shared_policy(
 
 
 @pytest.mark.slow
+def test_cpu_minutes_stop_the_run_after_the_iteration_that_spends_them(
+    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An iteration costs far more than a millionth of a CPU-minute: one is played.
+    args = ["--iterations", "50", "--opponent", "random", "--eval-games", "0"]
+    example.main([*args, "--cpu-minutes", "0.000001", *TINY])
+    out = capsys.readouterr().out
+    progress = [line for line in out.splitlines() if line.startswith("iteration ")]
+    assert len(progress) == 1 and " CPU-s, " in progress[0], out
+
+
+@pytest.mark.slow
 def test_example_script_against_a_baseline_saves_a_policy_the_arena_plays(
     ray_cluster: Any,
     capsys: pytest.CaptureFixture[str],

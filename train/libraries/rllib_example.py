@@ -294,6 +294,13 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="stop after the iteration that passes this",
     )
     parser.add_argument(
+        "--cpu-minutes",
+        type=number_in(0, 1e6),
+        default=0.0,
+        help="stop after the iteration that passes this much CPU time of this process "
+        "(where sampling and learning run with --env-runners 0)",
+    )
+    parser.add_argument(
         "--env-runners",
         type=int_in(0, 1024),
         default=0,
@@ -410,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         progress = RunProgress(args.iterations * args.batch_size, every=0, log_dir=log_dir)
         progress.announce()
         try:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             for i in range(1, args.iterations + 1):
                 result = algo.train()
                 runners = result.get("env_runners", {})
@@ -431,13 +438,16 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
                     line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
                     progress.scalar(f"check/{args.eval_opponent}", check.score, steps)
                 elapsed = time.perf_counter() - start
+                cpu = time.process_time() - cpu_start
                 rate = steps / elapsed if elapsed > 0 else 0.0
                 figures["steps_per_second"] = rate
                 progress.advance(steps)
-                progress.write(f"{line}, {elapsed:.1f} s, {rate:.0f} steps/s")
+                progress.write(f"{line}, {elapsed:.1f} s, {cpu:.0f} CPU-s, {rate:.0f} steps/s")
                 for name, value in figures.items():
                     progress.scalar(f"progress/{name}", value, steps)
                 if args.minutes > 0 and elapsed > args.minutes * 60:
+                    break
+                if args.cpu_minutes > 0 and cpu > args.cpu_minutes * 60:
                     break
             progress.close()
             module = algo.get_module(LEARNER)
