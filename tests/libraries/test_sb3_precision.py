@@ -160,3 +160,26 @@ def test_snapshots_of_a_bf16_learner_play_in_float32() -> None:
     model = rolled_out("bf16")
     snapshot = PolicySnapshot(model.policy, seed=1)
     assert model.policy.bf16 and not snapshot.policy.bf16
+
+
+def test_bf16_gradients_point_where_the_fp32_ones_do() -> None:
+    model = rolled_out("bf16", seed=3)
+    data = next(model.rollout_buffer.get(ENVS * STEPS))
+
+    def gradient(bf16: bool) -> torch.Tensor:
+        model.policy.bf16 = bf16
+        model.policy.zero_grad()
+        values, log_prob, entropy = model.policy.evaluate_actions(
+            data.observations, data.actions.long().flatten(), data.action_masks
+        )
+        assert entropy is not None
+        ratio = torch.exp(log_prob - data.old_log_prob)
+        value_loss = ((data.returns - values.flatten()) ** 2).mean()
+        loss = -(data.advantages * ratio).mean() - 0.01 * entropy.mean() + 0.5 * value_loss
+        loss.backward()
+        parameters = model.policy.parameters()
+        return torch.cat([p.grad.flatten() for p in parameters if p.grad is not None])
+
+    rounded, exact = gradient(True), gradient(False)
+    assert float(torch.nn.functional.cosine_similarity(rounded, exact, dim=0)) > 0.99
+    assert 0.95 < float(rounded.norm() / exact.norm()) < 1.05
