@@ -4,7 +4,9 @@
   sampled play over the legal actions, the variant saved beside a model);
 * :mod:`agents.libraries.sb3_agent`: the ``sb3:`` agent, a MaskablePPO zip (sb3-contrib);
 * :mod:`agents.libraries.sb3_models`: the networks a MaskablePPO zip names (the planes
-  CNN, the warm start from the shipped network);
+  CNN and its policy, the warm start from the shipped network);
+* :mod:`agents.libraries.precision`: bf16 where the CPU multiplies it natively, float32
+  elsewhere (the MaskablePPO policy's training precision);
 * :mod:`agents.libraries.rllib_agent`: the ``rllib:`` agent, an RLlib module checkpoint;
 * :mod:`agents.libraries.rllib_models`: the masked policy module an RLlib checkpoint holds;
 * :mod:`agents.libraries.sb3_masking`: MaskablePPO's masked distribution in as few
