@@ -1,13 +1,12 @@
-"""The number format of a small network's convolutions: bf16 where the CPU multiplies it natively.
+"""The number format a MaskablePPO network trains in: bf16 where the CPU multiplies it natively.
 
 A CPU with AMX tiles (Intel Sapphire Rapids and later) runs bfloat16
 convolutions and matrix products about twice as fast as float32; elsewhere
-bf16 is emulated and slower.  ``"auto"`` picks bf16 only where it is
-native, so a saved model plays the same way on any machine: the format is
-chosen where it runs, not where it was trained.  Only the trunk runs in
-bf16 (under ``torch.autocast``: weights and their gradients stay float32);
-its features come back as float32, so the policy's logits and the value are
-computed in float32.
+bf16 is emulated and slower, so ``"auto"`` picks bf16 only where it is
+native.  The network runs under ``torch.autocast`` (weights and their
+gradients stay float32) and its outputs are cast back to float32 before the
+distribution and the losses (:class:`agents.libraries.sb3_models.PlanesPolicy`).
+A saved model plays in float32, the same moves on every machine.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ def uses_bf16(precision: str) -> bool:
 
 
 @contextlib.contextmanager
-def trunk_precision(bf16: bool) -> Iterator[None]:
+def bf16_autocast(bf16: bool) -> Iterator[None]:
     """Autocast to bf16 inside the block when ``bf16``; nothing otherwise."""
     if not bf16:
         yield

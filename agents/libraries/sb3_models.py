@@ -34,7 +34,7 @@ from agents.network.checkpoint import load_network
 from agents.network.pretrained import weights_path
 from yinsh_env.actions import N_ACTIONS
 
-from .precision import PRECISIONS, trunk_precision, uses_bf16
+from .precision import bf16_autocast, uses_bf16
 from .small_cnn import conv_trunk
 
 try:
@@ -100,30 +100,30 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
     def forward(
         self, obs: Any, deterministic: bool = False, action_masks: Any = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        with trunk_precision(self.bf16):
+        with bf16_autocast(self.bf16):
             actions, values, log_prob = super().forward(obs, deterministic, action_masks)
         return actions, values.float(), log_prob.float()
 
     def evaluate_actions(
         self, obs: Any, actions: torch.Tensor, action_masks: Any = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        with trunk_precision(self.bf16):
+        with bf16_autocast(self.bf16):
             values, log_prob, entropy = super().evaluate_actions(obs, actions, action_masks)
         return values.float(), log_prob.float(), None if entropy is None else entropy.float()
 
     def get_distribution(self, obs: Any, action_masks: Any = None) -> Any:
-        with trunk_precision(self.bf16):
+        with bf16_autocast(self.bf16):
             return super().get_distribution(obs, action_masks)
 
     def predict_values(self, obs: Any) -> torch.Tensor:
-        with trunk_precision(self.bf16):
+        with bf16_autocast(self.bf16):
             return super().predict_values(obs).float()
 
     def legal_probabilities(self, planes: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         """(n, 2,142) probabilities from ``planes`` (n, 11, 11, 17) and bool ``legal``,
         exactly 0 where illegal: what :meth:`get_distribution` gives, without
         building the distribution (opponents ask this for a few games at a time)."""
-        with trunk_precision(self.bf16):
+        with bf16_autocast(self.bf16):
             features = self.extract_features({"observation": planes})
             if not self.share_features_extractor:
                 features = features[0]
@@ -198,4 +198,4 @@ class PretrainedPolicy(MaskableMultiInputActorCriticPolicy):
         )
 
 
-__all__ = ["PRECISIONS", "PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy"]
+__all__ = ["PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy"]

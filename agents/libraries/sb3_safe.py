@@ -40,6 +40,7 @@ import numpy as np
 from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE
 
+from .precision import PRECISIONS
 from .renamed import SB3_RENAMED
 
 #: Classes a saved model may name: policy classes and features extractors.
@@ -67,7 +68,7 @@ _PLACEHOLDERS: Final[dict[str, Any]] = {
 _SCHEDULES: Final = ("lr_schedule", "clip_range", "clip_range_vf", "learning_rate")
 #: String arguments of the policy classes, by name, and the words each may be
 #: (SB3's readable copy of a string has no quotes to tell it from a name).
-_WORDS: Final[dict[str, tuple[str, ...]]] = {"precision": ("auto", "fp32", "bf16")}
+_WORDS: Final[dict[str, tuple[str, ...]]] = {"precision": PRECISIONS}
 _CLASS_TEXT = re.compile(r"<class '([A-Za-z_][\w.]*)'>")
 _INIT_TEXT = re.compile(r"<function ([A-Za-z_]\w*)\.__init__ at ")
 
