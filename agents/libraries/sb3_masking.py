@@ -12,8 +12,17 @@ exponential variate for every action of every row.
 
 :class:`FastMaskableCategorical` is the same distribution:
 
-* the masked logits are the raw ones where legal, ``-1e8`` where illegal
-  (one ``where``), built when first needed;
+* what PPO asks of it (sampling in the rollouts; the taken actions'
+  log-probabilities and the entropy in the rollouts and the updates) is
+  computed over each row's legal actions only, packed to the left
+  (:func:`_legal_slots`, a few dozen of the 2,142): the same values, since an
+  illegal action's probability is exactly 0; the gradient reaches the legal
+  logits through ``gather``.  Rows without a legal action, and an illegal
+  action asked for, take the full width;
+* bf16 logits (:class:`~agents.libraries.sb3_models.PlanesPolicy` in bf16) are
+  made float32 where used: only the legal ones on the packed path;
+* on the full width, the masked logits are the raw ones where legal,
+  ``-1e8`` where illegal (one ``where``), built when first needed;
 * ``logits`` (the log-probabilities) is one ``log_softmax`` of them and
   ``probs`` one ``softmax``, each computed when first asked for (nothing at
   construction, which the policy does before it applies the mask); illegal
@@ -29,7 +38,9 @@ exponential variate for every action of every row.
   generator, which SB3 seeds), never an action of probability 0.
 
 The probabilities, log-probabilities, entropy and gradients are sb3-contrib's
-up to float rounding (a test checks them).  :func:`use_fast_masking` puts
+up to float rounding (tests check them), with one exception no rollout meets:
+for an illegal action asked for, the gradient reaches the legal logits only
+(sb3-contrib's normalising of the raw logits moves the illegal ones too).  :func:`use_fast_masking` puts
 the distribution into a policy.  A saved model does not record it (the
 distribution holds no weights), so a loaded model gets it again from the
 loader (:mod:`agents.libraries.sb3_agent`).
@@ -85,7 +96,8 @@ class _LogProbEntropy(torch.autograd.Function):
         probs = torch.softmax(masked, dim=-1)
         entropy = -(log_probs * probs).sum(-1)  # illegal terms: 0 * -1e8, exactly 0
         chosen = actions.unsqueeze(-1)
-        ctx.save_for_backward(log_probs, probs, entropy, chosen)
+        legal = masks.gather(-1, chosen)  # an illegal action's logit was replaced: no gradient
+        ctx.save_for_backward(log_probs, probs, entropy, chosen, legal)
         return log_probs.gather(-1, chosen).squeeze(-1), entropy
 
     @staticmethod
@@ -93,12 +105,33 @@ class _LogProbEntropy(torch.autograd.Function):
     def backward(
         ctx: Any, grad_log_prob: torch.Tensor, grad_entropy: torch.Tensor
     ) -> tuple[torch.Tensor, None, None]:
-        log_probs, probs, entropy, chosen = ctx.saved_tensors
+        log_probs, probs, entropy, chosen, legal = ctx.saved_tensors
         # d log p_a / d z_j = [j = a] - p_j;  d H / d z_j = -p_j (log p_j + H)
         grad = (log_probs + entropy.unsqueeze(-1)).mul_(grad_entropy.unsqueeze(-1))
         grad.add_(grad_log_prob.unsqueeze(-1)).mul_(probs).neg_()
-        grad.scatter_add_(-1, chosen, grad_log_prob.unsqueeze(-1))
+        grad.scatter_add_(-1, chosen, grad_log_prob.unsqueeze(-1) * legal)
         return grad, None, None
+
+
+def _legal_slots(masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Each row's legal actions, packed to the left: ``(index, valid)``, both (rows, k).
+
+    ``k`` is the most legal actions of any row; ``index[r, j]`` is row ``r``'s
+    ``j``-th legal action in increasing order, and ``valid`` says which
+    entries are actions rather than padding (index 0).  None where a row has
+    no legal action (the full width is then the distribution: uniform).
+    """
+    rows, actions = masks.nonzero(as_tuple=True)  # row by row, actions increasing
+    counts = torch.bincount(rows, minlength=masks.size(0))
+    if not counts.numel() or not bool(counts.min()):
+        return None
+    slots = torch.arange(rows.numel(), device=masks.device) - (counts.cumsum(0) - counts)[rows]
+    width = int(counts.max())
+    index = actions.new_zeros(masks.size(0), width)
+    valid = torch.zeros(masks.size(0), width, dtype=torch.bool, device=masks.device)
+    index[rows, slots] = actions
+    valid[rows, slots] = True
+    return index, valid
 
 
 class FastMaskableCategorical(MaskableCategorical):
@@ -119,7 +152,7 @@ class FastMaskableCategorical(MaskableCategorical):
             raise ValueError("FastMaskableCategorical takes logits, not probs")
         if logits.dim() < 1:
             raise ValueError("logits must be at least one-dimensional")
-        self._original_logits = logits
+        self._given_logits = logits  # float32 when first needed (below)
         self._num_events = logits.size(-1)
         self.masks: torch.Tensor | None = None
         self._entropy: torch.Tensor | None = None
@@ -130,14 +163,41 @@ class FastMaskableCategorical(MaskableCategorical):
         if masks is None:
             self.masks = None
         else:
-            original = self._original_logits
-            found = torch.as_tensor(masks, device=original.device)
-            self.masks = (found if found.dtype == torch.bool else found.bool()).reshape(
-                original.shape
-            )
-        for cached in ("_masked_logits", "logits", "probs"):  # computed again, when asked
+            given = self._given_logits
+            found = torch.as_tensor(masks, device=given.device)
+            self.masks = (found if found.dtype == torch.bool else found.bool()).reshape(given.shape)
+        for cached in ("_masked_logits", "logits", "probs", "_slots", "_legal_logits"):
             self.__dict__.pop(cached, None)
         self._entropy = None
+
+    @lazy_property
+    def _original_logits(self) -> torch.Tensor:
+        """The logits as given, in float32 (a bf16 network's would round the probabilities)."""
+        return self._given_logits.float()
+
+    @lazy_property
+    def _slots(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The legal actions packed per row (:func:`_legal_slots`); None: use the full width."""
+        if self.masks is None or self.masks.dim() != 2:
+            return None
+        return _legal_slots(self.masks)
+
+    @lazy_property
+    def _legal_logits(self) -> torch.Tensor:
+        """The legal actions' logits (float32) by slot, :data:`ILLEGAL_LOGIT` in the padding."""
+        assert self._slots is not None
+        index, valid = self._slots
+        return _masked(self._given_logits.gather(-1, index).float(), valid)
+
+    def _chosen_slots(self, actions: torch.Tensor) -> torch.Tensor | None:
+        """Each row's slot of its action in :attr:`_slots`; None if a row's is not legal."""
+        if self._slots is None or actions.shape != self._given_logits.shape[:1]:
+            return None
+        index, valid = self._slots
+        hits = (index == actions.unsqueeze(-1)) & valid
+        if not hits.any(-1).all():
+            return None
+        return hits.to(torch.uint8).argmax(-1)
 
     @lazy_property
     def _masked_logits(self) -> torch.Tensor:
@@ -162,18 +222,30 @@ class FastMaskableCategorical(MaskableCategorical):
     def log_prob(self, value: torch.Tensor) -> torch.Tensor:
         """The log-probabilities of ``value``; with gradients (PPO's loss), the entropy too.
 
-        One action per row: :class:`_LogProbEntropy` computes both, and
-        :meth:`entropy` returns that entropy, part of the same graph.
+        Over the legal actions only (:attr:`_slots`) where every row's action
+        is legal: the same values.  With gradients, :class:`_LogProbEntropy`
+        computes both, and :meth:`entropy` returns that entropy, part of the
+        same graph.
         """
-        original = self._original_logits
-        if (
-            self.masks is None
-            or not (torch.is_grad_enabled() and original.requires_grad)
-            or original.dim() != 2
-            or value.shape != original.shape[:1]
-        ):
+        actions = value.long()
+        chosen = self._chosen_slots(actions)
+        if not (torch.is_grad_enabled() and self._given_logits.requires_grad):
+            if chosen is None:
+                return super().log_prob(value)
+            with torch.no_grad():
+                legal = torch.log_softmax(self._legal_logits, dim=-1)
+                return legal.gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+        if chosen is not None:
+            assert self._slots is not None
+            log_prob, self._entropy = _LogProbEntropy.apply(
+                self._legal_logits, self._slots[1], chosen
+            )  # the gradient of the gather scatters back to the legal actions' logits
+        elif self.masks is not None and actions.shape == self._given_logits.shape[:-1]:
+            log_prob, self._entropy = _LogProbEntropy.apply(
+                self._original_logits, self.masks, actions
+            )
+        else:
             return super().log_prob(value)
-        log_prob, self._entropy = _LogProbEntropy.apply(original, self.masks, value.long())
         return log_prob
 
     def entropy(self) -> torch.Tensor:
@@ -184,19 +256,31 @@ class FastMaskableCategorical(MaskableCategorical):
         return -(self.logits * self.probs).sum(-1)  # illegal terms: 0 * -1e8, exactly 0
 
     def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
-        """Draws by each row's cumulative distribution: one uniform number per draw."""
+        """Draws by each row's cumulative distribution: one uniform number per draw.
+
+        Over the legal actions only (:attr:`_slots`) where the mask allows:
+        the same cumulative sums (an illegal action adds exactly 0).
+        """
         shape = torch.Size(sample_shape)
-        probs = self.probs.detach().reshape(-1, self._num_events)
-        cumulative = probs.cumsum(-1)
-        total = cumulative[:, -1:]
-        draws = torch.rand((probs.size(0), shape.numel()), dtype=probs.dtype, device=probs.device)
-        # The first action whose cumulative probability exceeds the draw: never one of
-        # probability 0 (its cumulative equals its predecessor's).
-        samples = torch.searchsorted(cumulative, draws * total, right=True)
-        beyond = samples >= self._num_events  # a draw rounded up to the total
-        if beyond.any():
-            last = (cumulative >= total).to(torch.uint8).argmax(-1, keepdim=True)
-            samples = torch.where(beyond, last.expand_as(samples), samples)
+        with torch.no_grad():
+            if self._slots is None:
+                probs = self.probs.reshape(-1, self._num_events)
+            else:
+                probs = torch.softmax(self._legal_logits, dim=-1)
+            cumulative = probs.cumsum(-1)
+            total = cumulative[:, -1:]
+            draws = torch.rand(
+                (probs.size(0), shape.numel()), dtype=probs.dtype, device=probs.device
+            )
+            # The first action whose cumulative probability exceeds the draw: never one
+            # of probability 0 (its cumulative equals its predecessor's).
+            samples = torch.searchsorted(cumulative, draws * total, right=True)
+            beyond = samples >= probs.size(-1)  # a draw rounded up to the total
+            if beyond.any():
+                last = (cumulative >= total).to(torch.uint8).argmax(-1, keepdim=True)
+                samples = torch.where(beyond, last.expand_as(samples), samples)
+            if self._slots is not None:
+                samples = self._slots[0].gather(-1, samples)
         return samples.T.reshape(self._extended_shape(shape))
 
 
@@ -204,9 +288,8 @@ class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
     """sb3-contrib's masked categorical distribution over :class:`FastMaskableCategorical`."""
 
     def proba_distribution(self: D, action_logits: torch.Tensor) -> D:
-        # float32 whatever the network ran in (bf16 logits would round the probabilities)
-        logits = action_logits.view(-1, self.action_dim).float()
-        self.distribution = FastMaskableCategorical(logits=logits)
+        # float32 whatever the network ran in, cast where needed (the distribution does)
+        self.distribution = FastMaskableCategorical(logits=action_logits.view(-1, self.action_dim))
         return self
 
 

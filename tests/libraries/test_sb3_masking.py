@@ -113,3 +113,78 @@ def test_a_draw_rounded_up_to_the_total_takes_the_last_legal_action(
     monkeypatch.setattr(torch, "rand", lambda size, **kwargs: torch.ones(size, **kwargs))
     sample = FastMaskableCategorical(logits=torch.zeros(2, 2142), masks=masks).sample()
     assert sample.tolist() == [9, 4]
+
+
+def test_legal_slots_pack_each_rows_legal_actions_in_order() -> None:
+    from agents.libraries.sb3_masking import _legal_slots
+
+    masks = torch.zeros(3, 10, dtype=torch.bool)
+    masks[0, [2, 7]] = True
+    masks[1, [0, 4, 9]] = True
+    masks[2, [5]] = True
+    packed = _legal_slots(masks)
+    assert packed is not None
+    index, valid = packed
+    assert valid.tolist() == [[True, True, False], [True, True, True], [True, False, False]]
+    assert index[valid].tolist() == [2, 7, 0, 4, 9, 5]
+    masks[2] = False  # a row with no legal action: the full width decides
+    assert _legal_slots(masks) is None
+
+
+def test_rows_without_legal_actions_and_illegal_actions_take_the_full_width() -> None:
+    """Where the legal actions alone cannot say it, the full width answers (as sb3-contrib)."""
+    generator = torch.Generator().manual_seed(2)
+    logits = torch.randn(4, 2142, generator=generator)
+    masks = torch.rand(4, 2142, generator=generator) < 0.05
+    masks[:, 3] = True
+    actions = torch.tensor([3, 3, 3, 3])
+    illegal = masks.clone()
+    illegal[2, 3] = False  # row 2's action is illegal: log-probability about -1e8
+    outputs = []
+    for kind in (MaskableCategorical, FastMaskableCategorical):
+        leaf = logits.clone().requires_grad_()
+        dist = kind(logits=leaf * 1.0, masks=illegal)
+        log_prob, entropy = dist.log_prob(actions), dist.entropy()
+        (log_prob.sum() + entropy.sum()).backward()
+        with torch.no_grad():
+            plain = kind(logits=logits, masks=illegal).log_prob(actions)
+        outputs.append((log_prob.detach(), entropy.detach(), leaf.grad, plain))
+    assert outputs[1][0][2] < -1e7
+    (log_prob, entropy, grad, plain), expected = outputs[1], outputs[0]
+    for value, wanted in ((log_prob, expected[0]), (entropy, expected[1]), (plain, expected[3])):
+        torch.testing.assert_close(value, wanted, rtol=1e-5, atol=1e-4)
+    assert grad is not None and expected[2] is not None
+    others = [0, 1, 3]  # sb3-contrib's gradient for an illegal action is an artefact of
+    torch.testing.assert_close(grad[others], expected[2][others])  # its double normalising
+    assert not grad[2][~illegal[2]].any()  # ours: only the legal logits move
+    empty = masks.clone()
+    empty[1] = False  # no legal action in row 1: every action equally likely
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad):
+            leaf = logits.clone().requires_grad_(grad)
+            log_prob = FastMaskableCategorical(logits=leaf, masks=empty).log_prob(actions)
+        expected = MaskableCategorical(logits=logits, masks=masks).log_prob(actions)
+        torch.testing.assert_close(log_prob[[0, 2, 3]].detach(), expected[[0, 2, 3]])
+        # -log(2,142), up to the rounding of -1e8 in float32 (steps of 8)
+        assert abs(float(log_prob[1].detach()) + 7.67) < 0.5
+
+
+def test_bf16_logits_give_the_distribution_of_their_float32_values() -> None:
+    generator = torch.Generator().manual_seed(3)
+    logits = torch.randn(8, 2142, generator=generator).bfloat16()
+    masks = torch.rand(8, 2142, generator=generator) < 0.04
+    masks[:, 0] = True
+    actions = torch.zeros(8, dtype=torch.long)
+    results = []
+    for given in (logits, logits.float()):
+        leaf = given.clone().requires_grad_()
+        dist = FastMaskableCategorical(logits=leaf, masks=masks)
+        log_prob = dist.log_prob(actions)
+        assert log_prob.dtype == torch.float32
+        log_prob.sum().backward()
+        assert leaf.grad is not None
+        results.append((log_prob.detach(), dist.entropy().detach(), leaf.grad.float()))
+    for value, expected in zip(results[0][:2], results[1][:2]):
+        torch.testing.assert_close(value, expected, rtol=1e-5, atol=1e-6)
+    # the gradient reaches the bf16 logits in bf16: the float32 one, rounded
+    torch.testing.assert_close(results[0][2], results[1][2], rtol=1e-2, atol=1e-3)
