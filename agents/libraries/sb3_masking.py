@@ -40,8 +40,8 @@ exponential variate for every action of every row.
 The probabilities, log-probabilities, entropy and gradients are sb3-contrib's
 up to float rounding (tests check them), with one exception no rollout meets:
 for an illegal action asked for, the gradient reaches the legal logits only
-(sb3-contrib's normalising of the raw logits moves the illegal ones too).  :func:`use_fast_masking` puts
-the distribution into a policy.  A saved model does not record it (the
+(sb3-contrib's normalising of the raw logits moves the illegal ones too).
+:func:`use_fast_masking` puts the distribution into a policy.  A saved model does not record it (the
 distribution holds no weights), so a loaded model gets it again from the
 loader (:mod:`agents.libraries.sb3_agent`).
 """
