@@ -191,7 +191,7 @@ class FastMaskableCategorical(MaskableCategorical):
 
     def _chosen_slots(self, actions: torch.Tensor) -> torch.Tensor | None:
         """Each row's slot of its action in :attr:`_slots`; None if a row's is not legal."""
-        if self._slots is None or actions.shape != self._given_logits.shape[:1]:
+        if self._slots is None or actions.shape != self._given_logits.shape[:-1]:
             return None
         index, valid = self._slots
         hits = (index == actions.unsqueeze(-1)) & valid
@@ -240,7 +240,11 @@ class FastMaskableCategorical(MaskableCategorical):
             log_prob, self._entropy = _LogProbEntropy.apply(
                 self._legal_logits, self._slots[1], chosen
             )  # the gradient of the gather scatters back to the legal actions' logits
-        elif self.masks is not None and actions.shape == self._given_logits.shape[:-1]:
+        elif (
+            self.masks is not None
+            and self._given_logits.dim() == 2
+            and actions.shape == self._given_logits.shape[:-1]
+        ):
             log_prob, self._entropy = _LogProbEntropy.apply(
                 self._original_logits, self.masks, actions
             )
