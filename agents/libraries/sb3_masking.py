@@ -128,9 +128,8 @@ def _legal_slots(masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | Non
     slots = torch.arange(rows.numel(), device=masks.device) - (counts.cumsum(0) - counts)[rows]
     width = int(counts.max())
     index = actions.new_zeros(masks.size(0), width)
-    valid = torch.zeros(masks.size(0), width, dtype=torch.bool, device=masks.device)
     index[rows, slots] = actions
-    valid[rows, slots] = True
+    valid = torch.arange(width, device=masks.device) < counts.unsqueeze(-1)
     return index, valid
 
 
