@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 import torch
@@ -55,6 +55,30 @@ def sample_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"weights row {int(np.argmin(totals > 0))} has no positive weight")
     draws = (1.0 - rng.random(len(totals))) * totals  # in (0, total]: never a zero column
     return (cumulative < draws[:, None]).sum(axis=1).astype(np.int64)
+
+
+class LegalSlots(NamedTuple):
+    """Each row's legal actions packed to the left, in action order.
+
+    ``actions[i, j]`` is row i's j-th legal action (0 past its last one),
+    ``valid[i, j]`` whether slot j of row i holds one.  A few dozen slots
+    instead of 2,142 columns: a policy needs its logits, and a sampler its
+    running sums, for these only.
+    """
+
+    actions: np.ndarray
+    valid: np.ndarray
+
+
+def legal_slots(legal: np.ndarray) -> LegalSlots:
+    """The :class:`LegalSlots` of bool masks ``legal`` (n, k); every row needs a legal action."""
+    rows, columns = np.nonzero(legal)
+    counts = np.bincount(rows, minlength=len(legal))
+    width = int(counts.max()) if counts.size else 0
+    first = np.cumsum(counts) - counts  # each row's first entry in rows/columns
+    actions = np.zeros((len(legal), width), dtype=np.int64)
+    actions[rows, np.arange(rows.size) - first[rows]] = columns
+    return LegalSlots(actions, np.arange(width) < counts[:, None])
 
 
 def load_variant(path: str | Path) -> int | None:
@@ -106,6 +130,20 @@ class LibraryPolicyAgent(Agent):
         observations; None (the default) where the library has no batched form."""
         return None
 
+    def packed_probabilities(
+        self, observations: np.ndarray, masks: np.ndarray, slots: LegalSlots
+    ) -> np.ndarray | None:
+        """(n, width) the weights of each game's legal actions in ``slots``' order, 0 in
+        the padding; None where the library has no batched form.
+
+        By default :meth:`batch_probabilities` gathered into the slots; a policy
+        that can compute its logits for the legal actions alone overrides it.
+        """
+        dense = self.batch_probabilities(observations, masks)
+        if dense is None:
+            return None
+        return np.take_along_axis(dense, slots.actions, axis=1) * slots.valid
+
     def act(self, state: State) -> int:
         weights = self.legal_probabilities(state).astype(np.float64)
         if self.greedy:
@@ -123,19 +161,21 @@ class LibraryPolicyAgent(Agent):
 
         ``observations`` (n, 11, 11, 17) planes and ``masks`` (n, 2142), each game
         from its player's side.  One forward pass for all n games where the
-        policy has :meth:`batch_probabilities`, else :meth:`act` game by game;
-        sampling (``greedy=false``) uses the agent's own generator, as :meth:`act`
-        does, so ``rng`` is unused.
+        policy has a batched form (:meth:`packed_probabilities`), else :meth:`act`
+        game by game; sampling (``greedy=false``) uses the agent's own generator,
+        as :meth:`act` does, so ``rng`` is unused.  The choice is made among the
+        legal actions only (:class:`LegalSlots`), and is the one the full-width
+        weights give: illegal actions weigh 0, and slots keep the actions' order.
         """
         planes, legal = batch_arrays(observations, masks)
         if not len(planes):
             return np.zeros(0, dtype=np.int64)
-        weights = self.batch_probabilities(planes, legal)
+        slots = legal_slots(legal)
+        weights = self.packed_probabilities(planes, legal, slots)
         if weights is None:
             return np.array([self.act(decode(p)) for p in planes], dtype=np.int64)
-        if self.greedy:
-            return np.argmax(weights, axis=1).astype(np.int64)
-        return sample_rows(weights, self.np_rng)
+        chosen = np.argmax(weights, axis=1) if self.greedy else sample_rows(weights, self.np_rng)
+        return slots.actions[np.arange(len(chosen)), chosen]
 
 
 class SavedPolicyAgent(LibraryPolicyAgent):

@@ -29,7 +29,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
 
-from .library_agent import SavedPolicyAgent
+from .library_agent import LegalSlots, SavedPolicyAgent
 from .renamed import SB3_RENAMED, old_module_names
 from .sb3_safe import safe_custom_objects
 
@@ -65,6 +65,27 @@ def batch_policy_probabilities(policy: Any, planes: np.ndarray, masks: np.ndarra
         }
         probs = policy.get_distribution(observation, action_masks=masks_tensor).distribution.probs
     return probs.cpu().numpy().astype(np.float64) * legal
+
+
+def packed_policy_probabilities(
+    policy: Any, planes: np.ndarray, masks: np.ndarray, slots: LegalSlots
+) -> np.ndarray:
+    """:func:`batch_policy_probabilities` in ``slots``' order (0 in the padding).
+
+    A :class:`~agents.libraries.sb3_models.PlanesPolicy` computes the logits of
+    the legal actions only; another policy's full distribution is gathered.
+    """
+    if not hasattr(policy, "action_logits"):
+        dense = batch_policy_probabilities(policy, planes, masks)
+        return np.take_along_axis(dense, slots.actions, axis=1) * slots.valid
+    device = policy.device  # SB3 finds it by walking the parameters: once
+    with torch.inference_mode():
+        planes_tensor = torch.as_tensor(planes, dtype=torch.float32, device=device)
+        actions = torch.from_numpy(slots.actions).to(device)
+        logits = policy.action_logits(planes_tensor, actions)
+        valid = torch.from_numpy(slots.valid).to(device)
+        probs = torch.where(valid, logits, float("-inf")).softmax(-1)
+    return probs.cpu().numpy().astype(np.float64)
 
 
 def model_file(path: str) -> Path:
@@ -122,3 +143,8 @@ class SB3Agent(SavedPolicyAgent):
 
     def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return batch_policy_probabilities(self.model.policy, observations, masks)
+
+    def packed_probabilities(
+        self, observations: np.ndarray, masks: np.ndarray, slots: LegalSlots
+    ) -> np.ndarray:
+        return packed_policy_probabilities(self.model.policy, observations, masks, slots)

@@ -159,6 +159,8 @@ class FastMaskableCategorical(MaskableCategorical):
         self.apply_masking(masks)
 
     def apply_masking(self, masks: MaybeMasks) -> None:
+        """Masks the logits; masks with a ``legal_slots`` attribute bring their packing
+        (:func:`_legal_slots`' ``(index, valid)``: the rollout buffer packs them once)."""
         if masks is None:
             self.masks = None
         else:
@@ -168,6 +170,11 @@ class FastMaskableCategorical(MaskableCategorical):
         for cached in ("_masked_logits", "logits", "probs", "_slots", "_legal_logits"):
             self.__dict__.pop(cached, None)
         self._entropy = None
+        packed = getattr(masks, "legal_slots", None)
+        if packed is not None and self.masks is not None and self.masks.dim() == 2:
+            index, valid = packed
+            if index.shape == valid.shape and index.shape[0] == self.masks.shape[0]:
+                self.__dict__["_slots"] = (index, valid)
 
     @lazy_property
     def _original_logits(self) -> torch.Tensor:

@@ -130,6 +130,24 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
             logits = self.action_net(self.mlp_extractor.forward_actor(features)).float()
         return torch.where(legal, logits, float("-inf")).softmax(-1)
 
+    def action_logits(self, planes: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """(n, k) float32 logits of the actions ``actions`` (n, k) of each of n positions.
+
+        Only those rows of the action layer are read (the legal actions: a few
+        dozen of 2,142), so an opponent's forward pass skips most of the layer.
+        Its weights in float32 whatever :attr:`bf16`.
+        """
+        with bf16_autocast(self.bf16):
+            features = self.extract_features({"observation": planes})
+            if not self.share_features_extractor:
+                features = features[0]
+            latent = self.mlp_extractor.forward_actor(features).float()
+        head, flat = self.action_net, actions.reshape(-1)
+        assert isinstance(head, nn.Linear)
+        rows = head.weight.index_select(0, flat).view(*actions.shape, -1)  # (n, k, latent)
+        bias = head.bias.index_select(0, flat).view_as(actions)
+        return (rows * latent.unsqueeze(1)).sum(-1) + bias
+
 
 class PretrainedNet(BaseFeaturesExtractor):
     """A shipped network by name (or the checkpoint at ``path``): logits, then value features."""

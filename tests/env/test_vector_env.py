@@ -290,6 +290,38 @@ def test_a_batch_opponent_is_asked_for_all_its_games_at_once() -> None:
     assert opponent.sizes == [32]  # Black's learner: White's opponent opens in every game
 
 
+def test_several_opponents_each_see_their_own_games_in_one_round() -> None:
+    """A pool's opponents are asked in turn, their moves applied together: each is
+    shown its own games' planes and masks, as the scalar env would show them."""
+    from yinsh_env.observation import decode
+
+    class Seeing(RandomOpponent):
+        observes = True
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def act_batch(self, observations: Any, masks: np.ndarray, rng: Any) -> np.ndarray:
+            assert observations is not None and len(observations) == len(masks)
+            for planes, mask in zip(observations, masks):
+                assert np.array_equal(decode(planes).legal_mask(), mask)
+            self.calls += 1
+            return super().act_batch(observations, masks, rng)
+
+    seeing = [Seeing() for _ in range(3)]
+    pool = OpponentPool()
+    for i, opponent in enumerate(seeing):
+        pool.add(f"seeing{i}", opponent)
+    pool.add("random", None)
+    vec = YinshVectorEnv(12, opponent=pool)
+    observations, _ = vec.reset(seed=2)
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        observations, *_ = vec.step(random_legal(observations["action_mask"], rng))
+        check_valid(observations)
+    assert all(opponent.calls > 10 for opponent in seeing)
+
+
 def test_an_opponent_choosing_illegal_actions_is_refused() -> None:
     vec = YinshVectorEnv(2, opponent=lambda observation: 2141, learner="player_1")
     with pytest.raises(IllegalActionError, match="opponent"):

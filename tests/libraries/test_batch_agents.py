@@ -11,7 +11,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.libraries.library_agent import sample_rows  # noqa: E402
+from agents.libraries.library_agent import (  # noqa: E402
+    LibraryPolicyAgent,
+    legal_slots,
+    sample_rows,
+)
 from yinsh_env.observation import encode  # noqa: E402
 from yinsh_env.state import State  # noqa: E402
 
@@ -46,6 +50,44 @@ def test_sample_rows_draws_in_proportion_and_never_a_zero_weight() -> None:
     assert (draws[:, 0] == 3).mean() == pytest.approx(0.75, abs=0.03)
     with pytest.raises(ValueError, match="row 1"):
         sample_rows(np.array([[1.0, 0.0], [0.0, 0.0]]), rng)
+
+
+def test_legal_slots_pack_each_rows_legal_actions_in_order() -> None:
+    masks = np.zeros((3, 2142), dtype=bool)
+    masks[0, [2, 7]] = True
+    masks[1, [0, 4, 2141]] = True
+    masks[2, 5] = True
+    slots = legal_slots(masks)
+    assert slots.valid.tolist() == [[True, True, False], [True, True, True], [True, False, False]]
+    assert slots.actions.tolist() == [[2, 7, 0], [0, 4, 2141], [5, 0, 0]]
+
+
+class Weights(LibraryPolicyAgent):
+    """Plays the fixed weights it is given, through the full-width batched form."""
+
+    def __init__(self, weights: np.ndarray, seed: int, greedy: bool) -> None:
+        super().__init__(seed, greedy)
+        self.weights = weights
+
+    def batch_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.weights * (masks > 0)
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_the_legal_actions_alone_give_the_full_widths_choices(greedy: bool) -> None:
+    """act_batch chooses among each row's legal actions only: the same draws, the same
+    seed, as sampling over all 2,142 columns (an illegal column adds exactly 0)."""
+    rng = np.random.default_rng(8)
+    masks = (rng.random((50, 2142)) < 0.02).astype(np.int8)
+    masks[:, 2141] = 1
+    weights = rng.random((50, 2142)) ** 4
+    planes = np.zeros((50, 11, 11, 17), dtype=np.float32)
+    agent = Weights(weights, seed=3, greedy=greedy)
+    full = weights * (masks > 0)
+    draws = np.random.default_rng(3)
+    for _ in range(20):
+        expected = full.argmax(axis=1) if greedy else sample_rows(full, draws)
+        assert agent.act_batch(planes, masks).tolist() == expected.tolist()
 
 
 def test_raw_network_decides_a_batch_in_one_call_as_act_does() -> None:
@@ -103,6 +145,14 @@ def test_sb3_snapshot_decides_a_batch_in_one_forward_pass(snapshot: Any) -> None
         one_by_one = np.stack([snapshot.legal_probabilities(s) for s in states])
         np.testing.assert_allclose(probs, one_by_one, rtol=1e-4, atol=1e-7)
         assert not probs[masks == 0].any() and np.allclose(probs.sum(axis=1), 1.0)
+        calls.clear()
+        slots = legal_slots(masks > 0)  # the action layer's legal rows only: the same values
+        packed = snapshot.packed_probabilities(planes, masks, slots)
+        assert calls == [30]
+        np.testing.assert_allclose(
+            packed, np.take_along_axis(probs, slots.actions, axis=1) * slots.valid, atol=1e-6
+        )
+        assert not packed[~slots.valid].any()
         snapshot.greedy = True
         np.testing.assert_array_equal(snapshot.act_batch(planes, masks), probs.argmax(axis=1))
         snapshot.greedy = False

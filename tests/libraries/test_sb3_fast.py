@@ -1,4 +1,5 @@
-"""MaskablePPO's faster pieces: the bool-mask rollout buffer and the fused Adam, the same values."""
+"""MaskablePPO's faster pieces: the bool-mask rollout buffer (its masks packed once) and the
+fused Adam, the same values."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer  # noqa: E402
 
+from agents.libraries.sb3_masking import _legal_slots  # noqa: E402
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 from train.libraries.sb3_fast import BoolMaskDictRolloutBuffer, fused_adam  # noqa: E402
 
@@ -74,6 +76,10 @@ def test_bool_mask_buffer_gives_sb3_contribs_minibatches_and_the_same_log_probs(
             torch.testing.assert_close(getattr(ours, name), getattr(theirs, name))
         assert ours.action_masks.dtype == torch.bool
         torch.testing.assert_close(ours.action_masks.float(), theirs.action_masks)
+        packed = _legal_slots(ours.action_masks)  # what the distribution would find itself
+        assert packed is not None
+        for carried, found in zip(ours.action_masks.legal_slots, packed):
+            torch.testing.assert_close(carried, found)
         with torch.no_grad():  # the policy reads either kind of mask alike
             values = [
                 model.policy.evaluate_actions(

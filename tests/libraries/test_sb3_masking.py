@@ -131,6 +131,32 @@ def test_legal_slots_pack_each_rows_legal_actions_in_order() -> None:
     assert _legal_slots(masks) is None
 
 
+def test_masks_may_bring_their_packing_and_the_values_are_the_same() -> None:
+    """The rollout buffer packs a rollout's masks once and hands each minibatch its rows."""
+    from agents.libraries.sb3_masking import _legal_slots
+
+    generator = torch.Generator().manual_seed(2)
+    logits = torch.randn(6, 300, generator=generator)
+    masks = torch.rand(6, 300, generator=generator) < 0.1
+    masks[:, 11] = True
+    actions = torch.multinomial(masks.float(), 1, generator=generator).squeeze(1)
+    packed = _legal_slots(masks)
+    assert packed is not None
+    carried = masks.clone()
+    carried.legal_slots = packed  # type: ignore[attr-defined]
+    given = FastMaskableCategorical(logits=logits.clone().requires_grad_(), masks=carried)
+    assert given._slots is not None and given._slots[0] is packed[0]  # used, not found again
+    found = FastMaskableCategorical(logits=logits.clone().requires_grad_(), masks=masks)
+    for dist in (given, found):
+        loss = dist.log_prob(actions).sum() + dist.entropy().sum()
+        loss.backward()
+    torch.testing.assert_close(given.log_prob(actions), found.log_prob(actions))
+    torch.testing.assert_close(given._given_logits.grad, found._given_logits.grad)
+    wrong = masks.clone()  # a packing of other rows is not used
+    wrong.legal_slots = (packed[0][:2], packed[1][:2])  # type: ignore[attr-defined]
+    assert FastMaskableCategorical(logits=logits, masks=wrong)._slots[0].shape[0] == 6
+
+
 def test_rows_without_legal_actions_and_illegal_actions_take_the_full_width() -> None:
     """Where the legal actions alone cannot say it, the full width answers (as sb3-contrib)."""
     generator = torch.Generator().manual_seed(2)

@@ -7,6 +7,9 @@
   quarter of the memory to fill, shuffle and copy into each minibatch, and
   the masked distribution takes them as they are), and each minibatch's
   arrays handed to torch without a second copy (fancy indexing already made one).
+* each minibatch's masks carry their rows' legal actions packed to the left
+  (``masks.legal_slots``, what the masked distribution would otherwise find
+  with ``nonzero`` in every minibatch of every epoch), packed once per rollout;
 * :func:`fused_adam`: the policy's Adam with torch's fused CPU kernel (one
   pass over each parameter per step, instead of a dozen elementwise ops),
   where this torch has it.  The same update rule; the saved model records it
@@ -20,6 +23,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from agents.libraries.library_agent import LegalSlots, legal_slots
 
 try:
     from sb3_contrib.common.maskable.buffers import (
@@ -45,6 +50,30 @@ class BoolMaskDictRolloutBuffer(MaskableDictRolloutBuffer):
     def reset(self) -> None:
         super().reset()
         self.action_masks = np.ones(self.action_masks.shape, dtype=np.bool_)
+        self._slots: LegalSlots | None = None
+
+    def _rollout_slots(self) -> LegalSlots | None:
+        """The rollout's masks packed (:func:`legal_slots`), in the flattened order the
+        samples index; once per rollout.  None where a row has no legal action."""
+        if self._slots is None:
+            masks = self.action_masks.reshape(-1, self.mask_dims)
+            if not masks.any(axis=1).all():
+                return None
+            self._slots = legal_slots(masks)
+        return self._slots
+
+    def _masks(self, batch_inds: np.ndarray) -> torch.Tensor:
+        """The minibatch's masks, their packing attached as ``legal_slots`` (index, valid)."""
+        masks = self._tensor(self.action_masks[batch_inds].reshape(-1, self.mask_dims))
+        slots = self._rollout_slots()
+        if slots is not None:
+            valid = slots.valid[batch_inds]
+            width = int(valid.sum(axis=1).max())  # this minibatch's widest row
+            masks.legal_slots = (  # type: ignore[attr-defined]
+                self._tensor(slots.actions[batch_inds, :width]),
+                self._tensor(valid[:, :width]),
+            )
+        return masks
 
     def _tensor(self, array: np.ndarray) -> torch.Tensor:
         """``array`` (a fresh copy: fancy-indexed) as a tensor on the buffer's device."""
@@ -62,7 +91,7 @@ class BoolMaskDictRolloutBuffer(MaskableDictRolloutBuffer):
             old_log_prob=self._tensor(self.log_probs[batch_inds].flatten()),
             advantages=self._tensor(self.advantages[batch_inds].flatten()),
             returns=self._tensor(self.returns[batch_inds].flatten()),
-            action_masks=self._tensor(self.action_masks[batch_inds].reshape(-1, self.mask_dims)),
+            action_masks=self._masks(batch_inds),
         )
 
 

@@ -37,8 +37,12 @@ import numpy as np
 import torch
 
 from agents.league import curriculum_from_specs, pool_from_specs
-from agents.libraries.library_agent import LibraryPolicyAgent
-from agents.libraries.sb3_agent import batch_policy_probabilities, policy_probabilities
+from agents.libraries.library_agent import LegalSlots, LibraryPolicyAgent
+from agents.libraries.sb3_agent import (
+    batch_policy_probabilities,
+    packed_policy_probabilities,
+    policy_probabilities,
+)
 from agents.libraries.sb3_masking import use_fast_masking
 from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
 from yinsh_env.state import State
@@ -90,6 +94,15 @@ class PolicySnapshot(LibraryPolicyAgent):
         """One forward pass for n games (the vector environment asks once a step)."""
         start = time.perf_counter()
         probs = batch_policy_probabilities(self.policy, observations, masks)
+        self.seconds += time.perf_counter() - start
+        return probs
+
+    def packed_probabilities(
+        self, observations: np.ndarray, masks: np.ndarray, slots: LegalSlots
+    ) -> np.ndarray:
+        """The legal actions' probabilities only (what ``act_batch`` samples from)."""
+        start = time.perf_counter()
+        probs = packed_policy_probabilities(self.policy, observations, masks, slots)
         self.seconds += time.perf_counter() - start
         return probs
 

@@ -184,7 +184,13 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def _play_opponents(self, games: np.ndarray, refresh: bool = True) -> None:
         """Let the opponents act in ``games`` until the learner must act (or the game ends);
-        ``refresh=False``: see :meth:`_apply`."""
+        ``refresh=False``: see :meth:`_apply`.
+
+        Each round asks every opponent for its games' decisions, then applies
+        them all at once: one observation encoding and one engine call a round,
+        however many opponents share the games (a snapshot pool has several).
+        The games are independent, so this is the same play as one opponent at a time.
+        """
         batch = self._batch
         while games.size:
             games = games[
@@ -192,29 +198,45 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             ]
             if not games.size:
                 break
-            slots = self._slot[games]
-            for slot in np.unique(slots) if len(self._players) > 1 else (0,):
-                chosen = games[slots == slot] if len(self._players) > 1 else games
-                player = self._players[slot]
-                if self._random_only:
-                    play_random_turns(batch, chosen, self.np_random)
-                    if refresh:
-                        self._refresh_shown(chosen)
-                    continue
-                if type(player) is RandomOpponent:  # draws from the masks: legal by construction
-                    apply(batch, chosen, random_legal(batch.mask, self.np_random, chosen))
-                    continue
-                planes = encode(batch, chosen) if getattr(player, "observes", True) else None
-                masks = batch.mask[chosen].view(np.int8)  # a copy already (fancy indexing)
-                actions = np.asarray(player.act_batch(planes, masks, self.np_random), np.int64)
-                if (
-                    actions.shape != chosen.shape
-                    or not batch.mask[chosen, actions % N_ACTIONS].all()
-                ):
+            if self._random_only:
+                play_random_turns(batch, games, self.np_random)
+                if refresh:
+                    self._refresh_shown(games)
+                continue
+            apply(batch, games, self._decide(games))
+
+    def _decide(self, games: np.ndarray) -> np.ndarray:
+        """Each game's opponent's action in ``games`` (where an opponent is to act)."""
+        batch = self._batch
+        many = len(self._players) > 1
+        slots = self._slot[games]
+        groups = [(s, slots == s) for s in np.unique(slots)] if many else [(0, None)]
+        observing = [
+            getattr(self._players[slot], "observes", True)
+            and type(self._players[slot]) is not RandomOpponent
+            for slot, _ in groups
+        ]
+        planes = encode(batch, games) if any(observing) else None  # once for every opponent
+        actions = np.empty(games.size, dtype=np.int64)
+        for (slot, chosen), observes in zip(groups, observing):
+            player = self._players[slot]
+            mine = games if chosen is None else games[chosen]
+            if type(player) is RandomOpponent:  # draws from the masks: legal by construction
+                decided = random_legal(batch.mask, self.np_random, mine)
+            else:
+                seen = None if planes is None or not observes else planes
+                if seen is not None and chosen is not None:
+                    seen = seen[chosen]
+                masks = batch.mask[mine].view(np.int8)  # a copy already (fancy indexing)
+                decided = np.asarray(player.act_batch(seen, masks, self.np_random), np.int64)
+                if decided.shape != mine.shape or not batch.mask[mine, decided % N_ACTIONS].all():
                     raise IllegalActionError(
-                        f"opponent {player!r} chose illegal actions {actions}: call reset()"
+                        f"opponent {player!r} chose illegal actions {decided}: call reset()"
                     )
-                apply(batch, chosen, actions)
+            if chosen is None:
+                return decided
+            actions[chosen] = decided
+        return actions
 
     def _apply(self, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
         """Apply ``actions`` in ``games``; against the random opponent, refresh only the

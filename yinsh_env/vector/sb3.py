@@ -65,12 +65,12 @@ class YinshSB3VecEnv(VecEnv):
         observations, rewards, terminated, truncated, info = self.env.step(actions)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        final = info.get("final_info", {})
+        # Gymnasium's flag beside each key (``_key``) says which games hold it (none: all).
+        present = {k: final.get(f"_{k}") for k in final if not k.startswith("_")}
         for i in np.flatnonzero(dones):
-            final = dict(info["final_info"])
             infos[i] = {
-                key: value[i]
-                for key, value in final.items()
-                if not key.startswith("_") and final.get(f"_{key}", np.ones(1, bool))[i]
+                key: final[key][i] for key, flags in present.items() if flags is None or flags[i]
             }
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
