@@ -77,8 +77,9 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
       exactly 1.
 
     The saved model keeps ``precision`` (how it was trained); the arena's
-    ``sb3:`` agent and the self-play snapshots play in float32 (:attr:`bf16`
-    set to False): the same moves on every machine.
+    ``sb3:`` agent plays in float32 (:attr:`bf16` set to False): the same moves
+    on every machine.  Self-play snapshots of a bf16 learner decide together
+    in one bf16 pass (:mod:`train.libraries.snapshot_batch`).
     """
 
     def __init__(self, *args: Any, precision: str = "fp32", **kwargs: Any) -> None:
@@ -134,8 +135,8 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
         """(n, k) float32 logits of the actions ``actions`` (n, k) of each of n positions.
 
         Only those rows of the action layer are read (the legal actions: a few
-        dozen of 2,142), so an opponent's forward pass skips most of the layer.
-        Its weights in float32 whatever :attr:`bf16`.
+        dozen of 2,142), so an opponent's forward pass skips most of the layer;
+        that layer runs in float32 whatever :attr:`bf16`.
         """
         with bf16_autocast(self.bf16):
             features = self.extract_features({"observation": planes})

@@ -326,3 +326,15 @@ def test_an_opponent_choosing_illegal_actions_is_refused() -> None:
     vec = YinshVectorEnv(2, opponent=lambda observation: 2141, learner="player_1")
     with pytest.raises(IllegalActionError, match="opponent"):
         vec.reset(seed=0)
+
+
+@pytest.mark.parametrize("offset", [2142, -2142])
+def test_an_opponents_action_out_of_range_is_refused_not_wrapped(offset: int) -> None:
+    """An index 2,142 away from a legal one is no action, whatever it points at modulo."""
+
+    def shifted(observation: dict[str, np.ndarray]) -> int:
+        return lowest(observation) + offset
+
+    vec = YinshVectorEnv(2, opponent=shifted, learner="player_1")
+    with pytest.raises(IllegalActionError, match="opponent"):
+        vec.reset(seed=0)

@@ -23,7 +23,9 @@ The environments must stay in this process (the vector environment,
 they share one sampler and see the snapshots the callback adds; on 2 cores,
 processes would only add copying.  On the vector environment a snapshot
 decides for all the games where it is to act in one forward pass
-(:meth:`PolicySnapshot.act_batch`).
+(:meth:`PolicySnapshot.act_batch`); where the learner runs in bf16, all the
+snapshots with games to play decide together in one grouped pass
+(:class:`~train.libraries.snapshot_batch.SnapshotBatch`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from agents.libraries.sb3_agent import (
     policy_probabilities,
 )
 from agents.libraries.sb3_masking import use_fast_masking
+from train.libraries.snapshot_batch import SnapshotBatch
 from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
 from yinsh_env.state import State
 
@@ -62,7 +65,10 @@ class PolicySnapshot(LibraryPolicyAgent):
     """A frozen copy of a MaskablePPO policy as an opponent (samples by default).
 
     The copy is made on the CPU; it shares nothing with the learner, and runs
-    its network in float32 whatever the learner's precision.
+    its network in float32 whatever the learner's precision when asked on its
+    own.  A bf16 learner's snapshots share a :class:`SnapshotBatch` as their
+    ``joint``: the vector environment asks it once a round for all of them (one
+    grouped bf16 pass, as the learner's own rollouts run in bf16).
 
     ``seconds`` adds up the time its forward passes take (the profile's share
     of the network inside the environments).
@@ -83,6 +89,9 @@ class PolicySnapshot(LibraryPolicyAgent):
         for parameter in self.policy.parameters():
             parameter.requires_grad_(False)
         self.seconds = 0.0
+        #: Where set, the vector environment asks it for this snapshot's moves together
+        #: with the other snapshots sharing it (:class:`SnapshotBatch`).
+        self.joint: SnapshotBatch | None = None
 
     def legal_probabilities(self, state: State) -> np.ndarray:
         start = time.perf_counter()
@@ -244,6 +253,8 @@ class SelfPlayCallback(BaseCallback):
         self.report_every = report_every
         self.write = write
         self.snapshots: list[PolicySnapshot] = []
+        #: The snapshots' joint: all of a round's snapshots in one bf16 pass.
+        self.joint = SnapshotBatch(torch.bfloat16)
         self._last_snapshot = 0
         self._last_report = 0
         self._scores = OpponentScores(sampler)
@@ -258,6 +269,8 @@ class SelfPlayCallback(BaseCallback):
         if self.pool is None:
             raise ValueError("this callback has no pool to take snapshots")
         snapshot = PolicySnapshot(policy, seed=len(self.snapshots))
+        if getattr(policy, "bf16", False):  # a grouped pass pays in bf16 only
+            snapshot.joint = self.joint
         self.pool.add_snapshot(snapshot, step)
         self.snapshots.append(snapshot)
         self._last_snapshot = step

@@ -206,7 +206,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             apply(batch, games, self._decide(games))
 
     def _decide(self, games: np.ndarray) -> np.ndarray:
-        """Each game's opponent's action in ``games`` (where an opponent is to act)."""
+        """Each game's opponent's action in ``games`` (where an opponent is to act).
+
+        Opponents that share a ``joint`` object are asked through it, once for
+        all of them (:class:`~yinsh_env.vector.opponents.JointOpponents`).
+        """
         batch = self._batch
         many = len(self._players) > 1
         slots = self._slot[games]
@@ -218,6 +222,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         ]
         planes = encode(batch, games) if any(observing) else None  # once for every opponent
         actions = np.empty(games.size, dtype=np.int64)
+        together: dict[int, tuple[Any, list[tuple[Any, Any, Any, np.ndarray]]]] = {}
         for (slot, chosen), observes in zip(groups, observing):
             player = self._players[slot]
             mine = games if chosen is None else games[chosen]
@@ -228,15 +233,44 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                 if seen is not None and chosen is not None:
                     seen = seen[chosen]
                 masks = batch.mask[mine].view(np.int8)  # a copy already (fancy indexing)
-                decided = np.asarray(player.act_batch(seen, masks, self.np_random), np.int64)
-                if decided.shape != mine.shape or not batch.mask[mine, decided % N_ACTIONS].all():
-                    raise IllegalActionError(
-                        f"opponent {player!r} chose illegal actions {decided}: call reset()"
+                joint = getattr(player, "joint", None)
+                if joint is not None:
+                    together.setdefault(id(joint), (joint, []))[1].append(
+                        (player, chosen, seen, masks)
                     )
+                    continue
+                decided = self._checked(player, mine, player.act_batch(seen, masks, self.np_random))
             if chosen is None:
                 return decided
             actions[chosen] = decided
+        for joint, asked in together.values():
+            requests = [(player, seen, masks) for player, _, seen, masks in asked]
+            answers = list(joint.act_joint(requests, self.np_random))
+            if len(answers) != len(asked):
+                raise IllegalActionError(
+                    f"{joint!r} answered {len(answers)} of {len(asked)} opponents: call reset()"
+                )
+            for (player, chosen, _, _), answer in zip(asked, answers):
+                mine = games if chosen is None else games[chosen]
+                decided = self._checked(player, mine, answer)
+                if chosen is None:
+                    return decided
+                actions[chosen] = decided
         return actions
+
+    def _checked(self, player: Any, games: np.ndarray, chosen: Any) -> np.ndarray:
+        """``chosen`` as int64 actions, one legal action for each of ``games``, else
+        IllegalActionError naming ``player``."""
+        decided = np.asarray(chosen, np.int64)
+        if (
+            decided.shape != games.shape
+            or not ((decided >= 0) & (decided < N_ACTIONS)).all()
+            or not self._batch.mask[games, decided].all()
+        ):
+            raise IllegalActionError(
+                f"opponent {player!r} chose illegal actions {decided}: call reset()"
+            )
+        return decided
 
     def _apply(self, games: np.ndarray, actions: np.ndarray, refresh: bool = True) -> None:
         """Apply ``actions`` in ``games``; against the random opponent, refresh only the

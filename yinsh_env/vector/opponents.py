@@ -10,6 +10,11 @@ whose ``observes`` attribute is False (uniformly random play) is given
 ``reset(seed=...)`` is reseeded from the environment's generator at every
 seeded ``reset``, as the scalar environment reseeds its agents.
 
+Opponents can also decide together: those whose ``joint`` attribute is the
+same object (not None) are asked through it once a round, for all their
+games at once (:class:`JointOpponents`; a self-play snapshot pool runs its
+snapshots' networks in one pass this way).
+
 Network agents and library snapshots implement ``act_batch`` directly (one
 forward pass for the batch), and so does the greedy agent
 (``agents.make_agent("greedy")``, its values computed in array operations by
@@ -21,7 +26,7 @@ asked one game at a time, since their own decision is the cost.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -30,6 +35,7 @@ from ..observation import decode
 
 __all__ = [
     "BatchOpponent",
+    "JointOpponents",
     "ObservationOpponent",
     "RandomOpponent",
     "StateOpponent",
@@ -45,6 +51,22 @@ class BatchOpponent(Protocol):
     def act_batch(
         self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray: ...
+
+
+@runtime_checkable
+class JointOpponents(Protocol):
+    """Decides for several opponents at once: the ``joint`` of each of them.
+
+    ``requests`` holds one ``(opponent, observations, masks)`` per opponent with
+    games to play this round, as ``act_batch`` would be given them; the answer
+    is one array of actions per request, in order.
+    """
+
+    def act_joint(
+        self,
+        requests: Sequence[tuple[Any, np.ndarray | None, np.ndarray]],
+        rng: np.random.Generator,
+    ) -> Sequence[np.ndarray]: ...
 
 
 #: _NTH_SET[byte, k]: the position (0 = most significant) of the k-th set bit of ``byte``.
