@@ -5,6 +5,7 @@
 * :mod:`train.libraries.sb3_selfplay`: its opponents: frozen snapshots, pools,
   curricula, and the callbacks that keep them;
 * :mod:`train.libraries.sb3_fast`: its rollout buffer with bool masks and its fused Adam;
+* :mod:`train.libraries.snapshot_batch`: its snapshots deciding together, one grouped pass;
 * :mod:`train.libraries.rllib_example`: RLlib's PPO on the multi-agent environment
   (``--save DIR``);
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
