@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,9 @@ def test_one_grouped_pass_gives_each_snapshot_its_own_probabilities(
     joint = SnapshotBatch(getattr(torch, dtype))
     sizes = np.array([5, 1, 9])
     planes = np.concatenate([planes for _, planes, _ in asked])
-    grouped = joint._probabilities(snapshots, planes, sizes, slots)
+    stack = joint._stack(snapshots)
+    assert stack is not None and joint._stack(snapshots) is stack  # built once, then kept
+    grouped = joint._probabilities(stack, planes, sizes, slots)
     alone = each_alone(asked, slots)
     assert not grouped[~slots.valid].any() and np.allclose(grouped.sum(axis=1), 1.0)
     np.testing.assert_allclose(grouped, alone, atol=tolerance)
@@ -134,9 +137,27 @@ def test_one_snapshot_or_a_policy_it_cannot_group_is_asked_alone(
     joint = SnapshotBatch(torch.float32)
     mixed = [(Counted(), *asked[0][1:]), asked[1]]
     assert not joinable(None) and joinable(snapshots[0].policy)
+    for layers in (
+        [torch.nn.Linear(4, 4), torch.nn.Flatten()],  # a dense layer before the flatten
+        [torch.nn.Flatten(), torch.nn.Conv2d(4, 4, 1)],  # a convolution after it
+        [torch.nn.Conv2d(4, 4, 3, padding=1, padding_mode="circular"), torch.nn.Flatten()],
+        [torch.nn.Conv2d(4, 4, 1), torch.nn.Tanh(), torch.nn.Flatten()],  # an unknown layer
+    ):
+        policy = SimpleNamespace(
+            features_extractor=SimpleNamespace(net=torch.nn.Sequential(*layers)),
+            share_features_extractor=True,
+            action_net=torch.nn.Linear(4, 2142),
+        )
+        assert not joinable(policy), layers
     answers = joint.act_joint(mixed, np.random.default_rng(0))
     assert calls == [3] and [len(a) for a in answers] == [3, 2]
     assert joint.seconds == 0.0  # nothing grouped
+    env = example.make_vec_env("random", seed=0, rings_to_win=3, envs=1)
+    wider: Any = example.build_model(env, n_steps=32, batch_size=32, channels=8, features=16)
+    other = PolicySnapshot(wider.policy, seed=9)
+    assert joint._stack([snapshots[0], other]) is None  # different shapes: one by one
+    answers = joint.act_joint([asked[0], (other, *asked[1][1:])], np.random.default_rng(0))
+    assert [len(a) for a in answers] == [3, 2] and joint.seconds == 0.0
     assert len(joint.act_joint(asked[:1], np.random.default_rng(0))[0]) == 3
 
 

@@ -48,10 +48,14 @@ def joinable(policy: Any) -> bool:
     known layers (one flatten; convolutions and dense layers with biases,
     zero-padded, ungrouped) shared by both heads, and a linear action layer."""
     net = getattr(getattr(policy, "features_extractor", None), "net", None)
+    if not isinstance(net, nn.Sequential):
+        return False
+    kinds = [type(layer) for layer in net]
     return (
-        isinstance(net, nn.Sequential)
-        and all(type(layer) in _LAYERS for layer in net)
-        and sum(type(layer) is nn.Flatten for layer in net) == 1
+        all(kind in _LAYERS for kind in kinds)
+        and kinds.count(nn.Flatten) == 1
+        and nn.Conv2d not in kinds[kinds.index(nn.Flatten) :]  # convolutions, then dense layers
+        and nn.Linear not in kinds[: kinds.index(nn.Flatten)]
         and all(getattr(layer, "bias", True) is not None for layer in net)
         and all(
             layer.groups == 1 and layer.padding_mode == "zeros"
@@ -142,18 +146,15 @@ class SnapshotBatch:
     ) -> list[np.ndarray]:
         """One array of actions per ``(snapshot, observations, masks)`` request."""
         snapshots = [snapshot for snapshot, _, _ in requests]
-        if (
-            len(requests) < 2
-            or not all(joinable(s.policy) for s in snapshots)
-            or len({_shape(s.policy) for s in snapshots}) > 1
-        ):
+        stack = self._stack(snapshots) if len(requests) > 1 else None
+        if stack is None:
             return [s.act_batch(obs, masks, rng) for s, obs, masks in requests]
         start = time.perf_counter()
         checked = [batch_arrays(obs, masks) for _, obs, masks in requests]
         sizes = np.array([len(planes) for planes, _ in checked])
         planes = np.concatenate([planes for planes, _ in checked])
         slots = legal_slots(np.concatenate([legal for _, legal in checked]))
-        probs = self._probabilities(snapshots, planes, sizes, slots)
+        probs = self._probabilities(stack, planes, sizes, slots)
         answers, first = [], 0
         for snapshot, size in zip(snapshots, sizes.tolist()):
             weights = probs[first : first + size]
@@ -169,24 +170,32 @@ class SnapshotBatch:
             snapshot.seconds += elapsed * size / max(len(planes), 1)
         return answers
 
-    def _stack(self, snapshots: Sequence[Any]) -> _Stack:
+    def _stack(self, snapshots: Sequence[Any]) -> _Stack | None:
+        """The snapshots' trunks side by side (kept for the next rounds); None where
+        they cannot share a pass (:func:`joinable`, the same shapes)."""
         key = tuple(id(s) for s in snapshots)
         stack = self._stacks.get(key)
         if stack is None or any(a is not b for a, b in zip(stack.snapshots, snapshots)):
+            policies = [getattr(s, "policy", None) for s in snapshots]
+            if not all(map(joinable, policies)) or len(set(map(_shape, policies))) > 1:
+                return None
             stack = self._stacks[key] = _Stack(snapshots, self.dtype)
         self._stacks.move_to_end(key)
         while len(self._stacks) > _KEPT:
             self._stacks.popitem(last=False)
         return stack
 
+    @staticmethod
     def _probabilities(
-        self, snapshots: Sequence[Any], planes: np.ndarray, sizes: np.ndarray, slots: LegalSlots
+        stack: _Stack, planes: np.ndarray, sizes: np.ndarray, slots: LegalSlots
     ) -> np.ndarray:
-        """(n, width) each game's legal actions' probabilities under its snapshot."""
+        """(n, width) each game's legal actions' probabilities under its snapshot (the
+        first ``sizes[0]`` games are ``stack.snapshots[0]``'s, and so on)."""
         owner = np.repeat(np.arange(len(sizes)), sizes)
         place = np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        snapshots = stack.snapshots
         with torch.inference_mode():
-            features = self._stack(snapshots).features(torch.from_numpy(planes), owner, place)
+            features = stack.features(torch.from_numpy(planes), owner, place)
             actions = torch.from_numpy(slots.actions)
             logits = torch.empty(actions.shape)
             first = 0
