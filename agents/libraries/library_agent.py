@@ -81,6 +81,14 @@ def legal_slots(legal: np.ndarray) -> LegalSlots:
     return LegalSlots(actions, np.arange(width) < counts[:, None])
 
 
+def slot_probabilities(logits: torch.Tensor, slots: LegalSlots) -> np.ndarray:
+    """(n, width) float64: the softmax of each row's legal actions' ``logits`` (n, width,
+    in ``slots``' order), exactly 0 in the padding."""
+    valid = torch.from_numpy(slots.valid).to(logits.device)
+    probs = torch.where(valid, logits, float("-inf")).softmax(-1)
+    return probs.cpu().numpy().astype(np.float64)
+
+
 def load_variant(path: str | Path) -> int | None:
     """The variant recorded with the policy at ``path``; None where none is.
 
@@ -174,8 +182,13 @@ class LibraryPolicyAgent(Agent):
         weights = self.packed_probabilities(planes, legal, slots)
         if weights is None:
             return np.array([self.act(decode(p)) for p in planes], dtype=np.int64)
+        return self.choose(weights, slots.actions)
+
+    def choose(self, weights: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """(n,) one of each row's ``actions`` by its ``weights`` (both (n, width)): the
+        heaviest (``greedy``) or one drawn with the agent's own generator."""
         chosen = np.argmax(weights, axis=1) if self.greedy else sample_rows(weights, self.np_rng)
-        return slots.actions[np.arange(len(chosen)), chosen]
+        return actions[np.arange(len(chosen)), chosen]
 
 
 class SavedPolicyAgent(LibraryPolicyAgent):

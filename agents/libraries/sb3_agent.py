@@ -29,7 +29,7 @@ from yinsh_env.actions import N_ACTIONS
 from yinsh_env.observation import OBS_SHAPE, encode
 from yinsh_env.state import State
 
-from .library_agent import LegalSlots, SavedPolicyAgent
+from .library_agent import LegalSlots, SavedPolicyAgent, slot_probabilities
 from .renamed import SB3_RENAMED, old_module_names
 from .sb3_safe import safe_custom_objects
 
@@ -82,10 +82,7 @@ def packed_policy_probabilities(
     with torch.inference_mode():
         planes_tensor = torch.as_tensor(planes, dtype=torch.float32, device=device)
         actions = torch.from_numpy(slots.actions).to(device)
-        logits = policy.action_logits(planes_tensor, actions)
-        valid = torch.from_numpy(slots.valid).to(device)
-        probs = torch.where(valid, logits, float("-inf")).softmax(-1)
-    return probs.cpu().numpy().astype(np.float64)
+        return slot_probabilities(policy.action_logits(planes_tensor, actions), slots)
 
 
 def model_file(path: str) -> Path:

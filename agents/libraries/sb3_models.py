@@ -46,6 +46,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 
+def legal_rows_logits(head: nn.Linear, latent: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    """(n, k) the logits of ``actions`` (n, k) from ``latent`` (n, in) through the action
+    layer ``head``, reading only those rows of its weights."""
+    flat = actions.reshape(-1)
+    rows = head.weight.index_select(0, flat).view(*actions.shape, -1)  # (n, k, in)
+    bias = head.bias.index_select(0, flat).view_as(actions)
+    return (rows * latent.unsqueeze(1)).sum(-1) + bias
+
+
 class PlanesCNN(BaseFeaturesExtractor):
     """Two 3x3 convolutions over the planes, a 1x1 squeeze to 8 channels, one dense layer.
 
@@ -120,15 +129,21 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
         with bf16_autocast(self.bf16):
             return super().predict_values(obs).float()
 
-    def legal_probabilities(self, planes: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-        """(n, 2,142) probabilities from ``planes`` (n, 11, 11, 17) and bool ``legal``,
-        exactly 0 where illegal: what :meth:`get_distribution` gives, without
-        building the distribution (opponents ask this for a few games at a time)."""
+    def _actor_latent(self, planes: torch.Tensor) -> torch.Tensor:
+        """The action layer's input for ``planes`` (n, 11, 11, 17), in the policy's precision."""
         with bf16_autocast(self.bf16):
             features = self.extract_features({"observation": planes})
             if not self.share_features_extractor:
                 features = features[0]
-            logits = self.action_net(self.mlp_extractor.forward_actor(features)).float()
+            return self.mlp_extractor.forward_actor(features)
+
+    def legal_probabilities(self, planes: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """(n, 2,142) probabilities from ``planes`` (n, 11, 11, 17) and bool ``legal``,
+        exactly 0 where illegal: what :meth:`get_distribution` gives, without
+        building the distribution (opponents ask this for a few games at a time)."""
+        latent = self._actor_latent(planes)
+        with bf16_autocast(self.bf16):
+            logits = self.action_net(latent).float()
         return torch.where(legal, logits, float("-inf")).softmax(-1)
 
     def action_logits(self, planes: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
@@ -138,16 +153,9 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
         dozen of 2,142), so an opponent's forward pass skips most of the layer;
         that layer runs in float32 whatever :attr:`bf16`.
         """
-        with bf16_autocast(self.bf16):
-            features = self.extract_features({"observation": planes})
-            if not self.share_features_extractor:
-                features = features[0]
-            latent = self.mlp_extractor.forward_actor(features).float()
-        head, flat = self.action_net, actions.reshape(-1)
+        head = self.action_net
         assert isinstance(head, nn.Linear)
-        rows = head.weight.index_select(0, flat).view(*actions.shape, -1)  # (n, k, latent)
-        bias = head.bias.index_select(0, flat).view_as(actions)
-        return (rows * latent.unsqueeze(1)).sum(-1) + bias
+        return legal_rows_logits(head, self._actor_latent(planes).float(), actions)
 
 
 class PretrainedNet(BaseFeaturesExtractor):
@@ -217,4 +225,4 @@ class PretrainedPolicy(MaskableMultiInputActorCriticPolicy):
         )
 
 
-__all__ = ["PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy"]
+__all__ = ["PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy", "legal_rows_logits"]

@@ -33,7 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.base import batch_arrays
-from agents.libraries.library_agent import LegalSlots, legal_slots, sample_rows
+from agents.libraries.library_agent import LegalSlots, legal_slots, slot_probabilities
+from agents.libraries.sb3_models import legal_rows_logits
 
 __all__ = ["SnapshotBatch", "joinable"]
 
@@ -157,12 +158,8 @@ class SnapshotBatch:
         probs = self._probabilities(stack, planes, sizes, slots)
         answers, first = [], 0
         for snapshot, size in zip(snapshots, sizes.tolist()):
-            weights = probs[first : first + size]
-            if snapshot.greedy:
-                chosen = np.argmax(weights, axis=1)
-            else:
-                chosen = sample_rows(weights, snapshot.np_rng)
-            answers.append(slots.actions[first + np.arange(size), chosen])
+            rows = slice(first, first + size)
+            answers.append(snapshot.choose(probs[rows], slots.actions[rows]))
             first += size
         elapsed = time.perf_counter() - start
         self.seconds += elapsed
@@ -203,11 +200,6 @@ class SnapshotBatch:
                 rows = slice(first, first + size)
                 policy = snapshot.policy
                 latent = policy.mlp_extractor.forward_actor(features[rows])
-                head, flat = policy.action_net, actions[rows].reshape(-1)
-                weight = head.weight.index_select(0, flat).view(size, -1, head.in_features)
-                bias = head.bias.index_select(0, flat).view(size, -1)
-                logits[rows] = (weight * latent.unsqueeze(1)).sum(-1) + bias
+                logits[rows] = legal_rows_logits(policy.action_net, latent, actions[rows])
                 first += size
-            valid = torch.from_numpy(slots.valid)
-            probs = torch.where(valid, logits, float("-inf")).softmax(-1)
-        return probs.numpy().astype(np.float64)
+            return slot_probabilities(logits, slots)

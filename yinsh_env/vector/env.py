@@ -212,50 +212,38 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         all of them (:class:`~yinsh_env.vector.opponents.JointOpponents`).
         """
         batch = self._batch
-        many = len(self._players) > 1
-        slots = self._slot[games]
-        groups = [(s, slots == s) for s in np.unique(slots)] if many else [(0, None)]
-        observing = [
-            getattr(self._players[slot], "observes", True)
-            and type(self._players[slot]) is not RandomOpponent
-            for slot, _ in groups
-        ]
-        planes = encode(batch, games) if any(observing) else None  # once for every opponent
+        groups: list[tuple[Any, Any]]  # (opponent, its games: a mask over games, or all)
+        if len(self._players) > 1:
+            slots = self._slot[games]
+            groups = [(self._players[slot], slots == slot) for slot in np.unique(slots)]
+        else:
+            groups = [(self._players[0], slice(None))]
+        observed = any(getattr(player, "observes", True) for player, _ in groups)
+        planes = encode(batch, games) if observed else None  # once for every opponent
         actions = np.empty(games.size, dtype=np.int64)
         together: dict[int, tuple[Any, list[tuple[Any, Any, Any, np.ndarray]]]] = {}
-        for (slot, chosen), observes in zip(groups, observing):
-            player = self._players[slot]
-            mine = games if chosen is None else games[chosen]
+        for player, chosen in groups:
+            mine = games[chosen]
             if type(player) is RandomOpponent:  # draws from the masks: legal by construction
-                decided = random_legal(batch.mask, self.np_random, mine)
+                actions[chosen] = random_legal(batch.mask, self.np_random, mine)
+                continue
+            observes = getattr(player, "observes", True)
+            seen = planes[chosen] if planes is not None and observes else None
+            masks = batch.mask[mine].view(np.int8)  # a copy already (fancy indexing)
+            joint = getattr(player, "joint", None)
+            if joint is None:
+                decided = player.act_batch(seen, masks, self.np_random)
+                actions[chosen] = self._checked(player, mine, decided)
             else:
-                seen = None if planes is None or not observes else planes
-                if seen is not None and chosen is not None:
-                    seen = seen[chosen]
-                masks = batch.mask[mine].view(np.int8)  # a copy already (fancy indexing)
-                joint = getattr(player, "joint", None)
-                if joint is not None:
-                    together.setdefault(id(joint), (joint, []))[1].append(
-                        (player, chosen, seen, masks)
-                    )
-                    continue
-                decided = self._checked(player, mine, player.act_batch(seen, masks, self.np_random))
-            if chosen is None:
-                return decided
-            actions[chosen] = decided
+                together.setdefault(id(joint), (joint, []))[1].append((player, chosen, seen, masks))
         for joint, asked in together.values():
-            requests = [(player, seen, masks) for player, _, seen, masks in asked]
-            answers = list(joint.act_joint(requests, self.np_random))
+            answers = list(joint.act_joint([(p, s, m) for p, _, s, m in asked], self.np_random))
             if len(answers) != len(asked):
                 raise IllegalActionError(
                     f"{joint!r} answered {len(answers)} of {len(asked)} opponents: call reset()"
                 )
             for (player, chosen, _, _), answer in zip(asked, answers):
-                mine = games if chosen is None else games[chosen]
-                decided = self._checked(player, mine, answer)
-                if chosen is None:
-                    return decided
-                actions[chosen] = decided
+                actions[chosen] = self._checked(player, games[chosen], answer)
         return actions
 
     def _checked(self, player: Any, games: np.ndarray, chosen: Any) -> np.ndarray:
