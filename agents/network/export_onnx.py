@@ -11,9 +11,14 @@ replacing or adding a shipped checkpoint (it needs the ``train`` extra)::
     python -m agents.network.export_onnx              # every shipped checkpoint
     python -m agents.network.export_onnx --check      # compare, write nothing
 
-:func:`graph_differences` measures how far each shipped graph's policy and
-value are from what the checkpoint gives now; ``--check`` fails beyond
-:data:`TOLERANCE` (tests/agents/test_shipped_graphs.py runs it too).
+``--check`` holds each shipped graph against the checkpoint's float32 network
+(:func:`graph_agreement`): the files must be the ones described and made from
+this checkpoint (SHA-256), the float graph must give the network's outputs up
+to float32 rounding, and the int8 graph must stay within quantisation's reach
+of them (:data:`BOUNDS`).  It never re-makes the int8 graph to compare bit for
+bit: calibration runs on the CPU's own float kernels, so a re-make differs from
+one CPU to the next while both are equally good
+(tests/agents/test_shipped_graphs.py runs the check).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -46,11 +52,6 @@ from .onnx_inference import export_onnx
 from .pretrained import WEIGHTS_DIR
 from .quantize import calibration_planes, quantize_int8
 
-#: Largest difference allowed between a shipped graph's outputs (policy logits,
-#: values) and the checkpoint's now, by precision.  Float: the exporter's rounding.
-#: Int8: against an int8 graph made now, so another ONNX Runtime's quantiser may
-#: round a few weights otherwise; a stale graph (other weights) misses by logits.
-TOLERANCE: Final = {"fp32": 1e-4, "int8": 0.05}
 #: The settings the int8 graph is calibrated with: those of
 #: :func:`agents.network.quantize.calibration_planes`, as at load.
 CALIBRATION: Final = {"positions": 128, "seed": 0}
@@ -107,8 +108,11 @@ def export(checkpoint: Path) -> list[Path]:
     return written
 
 
-def positions(count: int = 48, seed: int = 0) -> list[Leaf]:
-    """Leaves of ``count`` positions from seeded random games (placing rings, moves, rows)."""
+def positions(count: int = 200, seed: int = 0) -> list[Leaf]:
+    """Leaves of ``count`` positions from seeded random games (placing rings, moves, rows).
+
+    Integer arithmetic alone, so every CPU draws the same positions.
+    """
     rng = np.random.default_rng(seed)
     leaves: list[Leaf] = []
     while len(leaves) < count:
@@ -121,14 +125,104 @@ def positions(count: int = 48, seed: int = 0) -> list[Leaf]:
     return leaves
 
 
-def graph_differences(checkpoint: Path, count: int = 48) -> dict[str, float]:
-    """The largest difference, by precision, between the shipped graph's logits and
-    values and those of the graph made from ``checkpoint`` now, over ``count`` positions.
+@dataclass(frozen=True)
+class Bound:
+    """How close a graph must stay to the float32 network, over fixed positions."""
 
-    CheckpointError when no graphs are shipped for it, or they were made from
-    another file (:func:`agents.network.graphs.shipped_graphs`).
+    #: Fraction of positions whose most likely action must be the network's.
+    agree: float
+    #: Largest difference of a value (the value lies in [-1, 1]).
+    values: float
+    #: Largest total-variation distance between a position's two policies.
+    policy: float
+    #: Largest difference of a legal action's logit, or None (int8: unbounded per logit).
+    logits: float | None
+
+
+#: Per precision.  ``fp32``: the exporter's graph computes what the network
+#: computes, in other kernels: float32 rounding, about 1e-5 on the logits on any
+#: CPU, so 1e-3 has a hundredfold margin and a graph of other weights misses by
+#: whole logits.  ``int8``: quantisation's own error, measured on four shipped
+#: networks over :func:`positions` (200): the most likely action kept in 93-96%
+#: of positions, values within 0.08, each policy within 0.09 in total variation,
+#: the same under ``-cpu Haswell`` (no VNNI), AVX-512 and AMX kernels; the bound
+#: leaves about twice that (docs/guide/pretrained.md).
+BOUNDS: Final = {
+    "fp32": Bound(agree=0.99, values=1e-4, policy=1e-3, logits=1e-3),
+    "int8": Bound(agree=0.85, values=0.15, policy=0.2, logits=None),
+}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a graph's outputs compare with the float32 network's over ``positions``."""
+
+    precision: str
+    positions: int
+    #: Positions whose most likely action is the network's.
+    agree: int
+    #: Largest difference of a legal logit, of a value, and largest total variation.
+    logits: float
+    values: float
+    policy: float
+
+    def misses(self, bound: Bound | None = None) -> list[str]:
+        """What falls outside ``bound`` (default: this precision's :data:`BOUNDS`), in words."""
+        bound = bound or BOUNDS[self.precision]
+        found = []
+        if self.agree < bound.agree * self.positions:
+            found.append(f"most likely action kept in {self.agree}/{self.positions}")
+        if self.values > bound.values:
+            found.append(f"values differ by {self.values:.3g} > {bound.values:g}")
+        if self.policy > bound.policy:
+            found.append(f"a policy differs by {self.policy:.3g} > {bound.policy:g}")
+        if bound.logits is not None and self.logits > bound.logits:
+            found.append(f"logits differ by {self.logits:.3g} > {bound.logits:g}")
+        return found
+
+    def __str__(self) -> str:
+        return (
+            f"{self.precision}: top-1 {self.agree}/{self.positions}, values {self.values:.2g}, "
+            f"policy {self.policy:.2g}, logits {self.logits:.2g}"
+        )
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max())
+    return z / z.sum()
+
+
+def compare(
+    logits: Sequence[np.ndarray],
+    values: np.ndarray,
+    reference: tuple[Sequence[np.ndarray], np.ndarray],
+    precision: str,
+) -> Agreement:
+    """An :class:`Agreement` of outputs against the ``reference`` network's."""
+    ref_logits, ref_values = reference
+    pairs = list(zip(logits, ref_logits))
+    return Agreement(
+        precision=precision,
+        positions=len(pairs),
+        agree=sum(int(np.argmax(a) == np.argmax(b)) for a, b in pairs),
+        logits=max(float(np.abs(a - b).max()) for a, b in pairs),
+        values=float(np.abs(np.asarray(values) - np.asarray(ref_values)).max()),
+        policy=max(0.5 * float(np.abs(_softmax(a) - _softmax(b)).sum()) for a, b in pairs),
+    )
+
+
+def graph_agreement(checkpoint: Path, count: int = 200) -> dict[str, Agreement]:
+    """Each shipped graph of ``checkpoint`` against its float32 network, over
+    ``count`` :func:`positions`.
+
+    CheckpointError when no graphs are described beside it, they were made from
+    another file (:func:`agents.network.graphs.shipped_graphs`), or a graph file
+    is not the one described (its SHA-256).
     """
+    import torch
+
     from .graphs import shipped_graphs
+    from .inference import NetworkEvaluator
 
     if not checkpoint.is_file():
         raise CheckpointError(f"checkpoint file {checkpoint} does not exist")
@@ -138,14 +232,18 @@ def graph_differences(checkpoint: Path, count: int = 48) -> dict[str, float]:
             f"{checkpoint}: no graphs made from it beside it "
             "(python -m agents.network.export_onnx writes them)"
         )
-    now, _, _ = make_graphs(checkpoint)
+    for precision in SHIPPED_PRECISIONS:
+        graph = shipped.graph(precision)
+        if file_sha256(graph) != shipped.info["graphs"][precision]["sha256"]:
+            described = graphs_path(checkpoint).name
+            raise CheckpointError(f"{graph}: not the graph {described} describes")
+    model, _, _ = load_network(checkpoint)
     leaves = positions(count)
+    reference = NetworkEvaluator(model.float(), torch.device("cpu"), amp=False)(leaves)
     found = {}
     for precision in SHIPPED_PRECISIONS:
-        a_logits, a_values = GraphEvaluator(shipped.graph(precision))(leaves)
-        b_logits, b_values = GraphEvaluator(now[precision])(leaves)
-        logits = max(float(np.abs(a - b).max()) for a, b in zip(a_logits, b_logits))
-        found[precision] = max(logits, float(np.abs(a_values - b_values).max()))
+        logits, values = GraphEvaluator(shipped.graph(precision))(leaves)
+        found[precision] = compare(logits, values, reference, precision)
     return found
 
 
@@ -165,11 +263,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for checkpoint in checkpoints:
         try:
             if args.check:
-                found = graph_differences(checkpoint)
-                stale = [p for p, d in found.items() if d > TOLERANCE[p]]
-                failed |= bool(stale)
-                shown = ", ".join(f"{p} {d:.2g}" for p, d in found.items())
-                print(f"{checkpoint}: largest difference {shown}", "STALE" if stale else "ok")
+                found = graph_agreement(checkpoint)
+                misses = [f"{p}: {m}" for p, a in found.items() for m in a.misses()]
+                failed |= bool(misses)
+                shown = "; ".join(str(a) for a in found.values())
+                verdict = "STALE (" + "; ".join(misses) + ")" if misses else "ok"
+                print(f"{checkpoint}: {shown}: {verdict}")
             else:
                 for path in export(checkpoint):
                     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
