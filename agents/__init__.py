@@ -1,49 +1,46 @@
-"""Players of YINSH: one small interface, baselines and the network agent.
+"""Players of YINSH and the applications that use them.
 
 Every agent is named by a spec string, ``name`` or ``name:key=value,...``
 (``random``, ``greedy``, ``alphabeta:depth=3``, ``mcts:sims=800``,
 ``net:path=runs/quick``); :func:`make_agent` builds one from its spec.
-:func:`agents.evaluation.arena.run_arena` (console script ``yinsh-eval``)
-plays them against each other and rates them on the fixed scale
-(:mod:`agents.evaluation`).
 
-Your own player (:mod:`agents.byo`): an :class:`Agent` subclass, anything
-with ``act(state)`` (:class:`StatePlayer`), or an observation callable
-(:class:`ObservationPolicy`, fed :func:`observation`, built from
-:func:`encode` and :func:`legal_mask`), named by ``py:MODULE:CALLABLE`` specs
-or a ``yinsh.agents`` entry point.
+The core, here: :mod:`agents.base` (the :class:`Agent` interface, ``random``),
+:mod:`agents.spec` (spec strings, the registry of names), :mod:`agents.params`
+(each parameter with its default and bound, ``MAX_SEED``), :mod:`agents.byo`
+(your own player: an :class:`Agent`, anything with ``act(state)``, or an
+observation callable, named by ``py:MODULE:CALLABLE``) and :mod:`agents.league`
+(opponent pools and curricula built from specs).
 
-Modules (sub-packages: :mod:`agents.evaluation` matches and ratings,
-:mod:`agents.search` the tree search, :mod:`agents.network` the network
-players, :mod:`agents.libraries` the SB3/RLlib players, :mod:`agents.review`
-game review, :mod:`agents.web` the browser app):
+The players, a folder each:
 
-* :mod:`agents.base`: the :class:`Agent` interface, ``random``;
-* :mod:`agents.spec`: spec strings and the registry of agent names;
-* :mod:`agents.params`: agent parameters, each with its default and constraint;
-* :mod:`agents.byo`: bring your own agent (``py:`` specs, entry points);
-* :mod:`agents.greedy`, :mod:`agents.alphabeta`, :mod:`agents.mcts`: the baselines,
-  on the hand-made evaluation of :mod:`agents.heuristics`; :mod:`agents.greedy_batch`:
-  greedy for many games at once (its ``act_batch``), on the batched engine;
-* :mod:`agents.openspiel_mcts`: OpenSpiel's MCTS as an agent;
-* :mod:`agents.external`: any program speaking the engine protocol (``engine:cmd=``);
-* :mod:`agents.protocol`: that line protocol; :mod:`agents.engine_cli` serves an agent
-  over it (``yinsh-engine``);
-* :mod:`agents.play`: ``yinsh-play``; :mod:`agents.terminal`: playing in a terminal;
-* :mod:`agents.league`: opponent pools and curricula from specs;
-* :mod:`agents.cli_args`: the command lines' argument types, checked when parsed;
-* :mod:`agents.worker_pool`: worker processes that die with their parent;
-* :mod:`agents.ray_address`: which Ray to connect to, decided before ``ray.init`` can hang.
+* :mod:`agents.baselines`: ``greedy``, ``alphabeta``, ``mcts`` and OpenSpiel's MCTS;
+* :mod:`agents.search`: the tree search core the searching players share;
+* :mod:`agents.network`: the network players (``net``, the shipped ``pretrained``);
+* :mod:`agents.learned`: policies learned with SB3, RLlib or the project's own PPO.
+
+The applications, a folder each:
+
+* :mod:`agents.evaluation`: matches, the arena (``yinsh-eval``), ratings, SPRT;
+* :mod:`agents.play`: ``yinsh-play`` and the terminal; :mod:`agents.web`: the browser app;
+* :mod:`agents.review`: a whole game reviewed by an agent (``yinsh-review``);
+* :mod:`agents.protocol`: the engine protocol (``yinsh-engine``, ``engine:cmd=``);
+* :mod:`agents.infra`: what the command lines share (argument types, workers, Ray).
+
+>>> from agents import make_agent
+>>> from yinsh_env import new_game
+>>> agent = make_agent("greedy", seed=0)
+>>> state = new_game()
+>>> agent.act(state) in state.legal_actions()
+True
 """
 
-from yinsh_env.observation import encode
-
-from .alphabeta import AlphaBetaAgent
-from .base import Agent, AgentFailure, RandomAgent
-from .byo import ObservationPolicy, StatePlayer, as_agent, legal_mask, observation
-from .greedy import GreedyAgent
-from .mcts import MCTSAgent
-from .spec import AgentSpecError, available_agents, make_agent, parse_spec, register_agent
+from agents.base import Agent, AgentFailure, RandomAgent
+from agents.baselines.alphabeta import AlphaBetaAgent
+from agents.baselines.greedy import GreedyAgent
+from agents.baselines.mcts import MCTSAgent
+from agents.byo import ObservationPolicy, StatePlayer, as_agent, legal_mask, observation
+from agents.spec import AgentSpecError, available_agents, make_agent, parse_spec, register_agent
+from yinsh_env.envs.observation import encode
 
 __all__ = [
     "Agent",

@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.search.analysis import Analysis
 from yinsh_env import State
-
-from .search.analysis import Analysis
 
 
 class AgentFailure(RuntimeError):
@@ -27,7 +26,7 @@ class AgentFailure(RuntimeError):
 def batch_arrays(observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:
     """``act_batch``'s inputs checked: (n, 11, 11, 17) float32 planes, (n, 2142) bool masks.
 
-    The batched agent interface (:mod:`yinsh_env.vector.opponents`) gives n
+    The batched agent interface (:mod:`yinsh_env.vector.batch_agents`) gives n
     games' observations and masks, each from its player's side.  Raises
     ValueError naming the input whose shape is wrong, or the first row of
     ``masks`` without a legal action.
@@ -100,7 +99,7 @@ class Agent:
 
     def act_observation(self, observation: Mapping[str, Any] | np.ndarray) -> int:
         """The action for an environment observation (``{"observation", "action_mask"}``)."""
-        from yinsh_env.observation import decode
+        from yinsh_env.envs.observation import decode
 
         planes = observation["observation"] if isinstance(observation, Mapping) else observation
         return self.act(decode(np.asarray(planes)))

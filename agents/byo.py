@@ -28,7 +28,7 @@ What the callable returns (or the object given) may be:
   with :func:`encode` and :func:`legal_mask`), so a policy trained on the
   environments plays as it was trained.
 
-An action is an integer (:mod:`yinsh_env.actions`); an illegal one, or an
+An action is an integer (:mod:`yinsh_env.engine.actions`); an illegal one, or an
 exception, forfeits the game and the arena says why.  With several worker
 processes every agent is rebuilt in each worker from its spec, so a spec
 must name something importable there: see :mod:`agents.evaluation.travel`
@@ -49,10 +49,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from agents.base import Agent
 from yinsh_env import State
-from yinsh_env.observation import encode
-
-from .base import Agent
+from yinsh_env.envs.observation import encode
 
 
 @runtime_checkable

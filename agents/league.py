@@ -1,6 +1,6 @@
 """Opponent pools and curricula built from agent specs (``greedy``, ``alphabeta:depth=1``...).
 
-:mod:`yinsh_env.opponents` samples among opponents without knowing any
+:mod:`yinsh_env.envs.matchmaking` samples among opponents without knowing any
 agent; this module builds its members from spec strings, each agent seeded
 from ``seed`` and its place, named by its spec (a spec given twice keeps the
 first).  A bad spec raises :class:`~agents.spec.AgentSpecError` before any
@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from yinsh_env.opponents import Curriculum, OpponentPool
-
-from .base import Agent
-from .spec import check_spec, make_agent
+from agents.base import Agent
+from agents.spec import check_spec, make_agent
+from yinsh_env.envs.matchmaking import Curriculum, OpponentPool
 
 
 def spec_opponents(specs: Sequence[str], seed: int | None = 0) -> list[tuple[str, Agent]]:

@@ -43,8 +43,11 @@ from pydantic import (
     ValidationError,
 )
 
-from yinsh_env.numeric_text import parse_float, parse_int
+from yinsh_env.util.numeric_text import parse_float, parse_int
 
+#: Seeds every agent's generators take: numpy's need non-negative ones, and
+#: ``torch.manual_seed`` overflows past it.
+MAX_SEED = 2**63 - 1
 #: Most simulations (or nodes) per decision any spec may ask for.
 MAX_SIMS = 10_000_000
 #: Longest time, in seconds, any spec may give one decision or one wait.

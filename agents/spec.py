@@ -24,10 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .base import Agent
-from .byo import as_agent, call_factory, import_target
-from .params import ParamError, clip, declared, from_text
-from .worker_pool import agent_exit
+from agents.base import Agent
+from agents.byo import as_agent, call_factory, import_target
+from agents.infra.worker_pool import agent_exit
+from agents.params import ParamError, clip, declared, from_text
 
 Factory = Callable[..., Agent]
 
@@ -40,16 +40,16 @@ class AgentSpecError(ValueError):
 # torch, SB3, Ray or OpenSpiel are only loaded when an agent needing them is asked for).
 _REGISTRY: dict[str, Factory | str] = {
     "random": "agents.base:RandomAgent",
-    "greedy": "agents.greedy:GreedyAgent",
-    "alphabeta": "agents.alphabeta:AlphaBetaAgent",
-    "mcts": "agents.mcts:MCTSAgent",
-    "engine": "agents.external:ExternalAgent",
+    "greedy": "agents.baselines.greedy:GreedyAgent",
+    "alphabeta": "agents.baselines.alphabeta:AlphaBetaAgent",
+    "mcts": "agents.baselines.mcts:MCTSAgent",
+    "engine": "agents.protocol.external_engine:ExternalAgent",
     "net": "agents.network.agent:NetAgent",
     "pretrained": "agents.network.pretrained:PretrainedAgent",
-    "sb3": "agents.libraries.sb3_agent:SB3Agent",
-    "rllib": "agents.libraries.rllib_agent:RLlibAgent",
-    "ppo": "agents.libraries.ppo_agent:PPOAgent",
-    "openspiel_mcts": "agents.openspiel_mcts:OpenSpielMCTSAgent",
+    "sb3": "agents.learned.sb3_agent:SB3Agent",
+    "rllib": "agents.learned.rllib_agent:RLlibAgent",
+    "ppo": "agents.learned.ppo_agent:PPOAgent",
+    "openspiel_mcts": "agents.baselines.openspiel_mcts:OpenSpielMCTSAgent",
 }
 
 

@@ -20,7 +20,7 @@ import statistics
 import time
 
 from agents import make_agent
-from agents.cli_args import agent_spec, int_in
+from agents.infra.cli_args import agent_spec, int_in
 from yinsh_env import MOVE, State
 
 DEFAULT_SPECS = ("random", "greedy", "alphabeta", "mcts")

@@ -24,12 +24,12 @@ import time
 
 import torch
 
-from agents.cli_args import int_in
+from agents.infra.cli_args import int_in
 from agents.network.network import PolicyValueNet
 from train.config import Config
 from train.config_files import config_or_exit
+from train.selfplay_workers import make_executor
 from train.trainer import game_seed
-from train.workers import make_executor
 
 BACKENDS = ("inprocess", "process", "ray")
 

@@ -130,7 +130,7 @@ def _rate(session: Any, chunks: list[np.ndarray], seconds: float) -> float:
 def measure(names: list[str], seconds: float, rounds: int) -> dict[tuple[str, str, int], float]:
     """(tower, precision, batch) -> best positions/s over ``rounds`` interleaved rounds."""
     from benchmarks.interleave import ring_move_positions
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     planes = np.stack([encode(s) for s in ring_move_positions(64, 0)])
     batches = {b: [planes[i : i + b] for i in range(0, len(planes), b)] for b in (1, 16)}

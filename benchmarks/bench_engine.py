@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from agents.cli_args import int_in, number_in
+from agents.infra.cli_args import int_in, number_in
 from yinsh_env import MOVE, OVER, State
 
 T = TypeVar("T")

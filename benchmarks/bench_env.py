@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.cli_args import int_in, number_in
+from agents.infra.cli_args import int_in, number_in
 
 Sampler = Callable[[Any, str, np.ndarray], int]
 Factory = Callable[[], Any]
@@ -83,7 +83,7 @@ def run_loop(make: Factory, sampler: Sampler, seconds: float, clock: Callable[[]
 
 def environments() -> dict[str, Factory]:
     """The environments to compare; connect four only where pygame is installed."""
-    from yinsh_env.aec_env import env, raw_env, standard_wrappers
+    from yinsh_env.envs.aec_env import env, raw_env, standard_wrappers
 
     envs: dict[str, Factory] = {
         "yinsh env()": env,

@@ -22,14 +22,14 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from agents.cli_args import int_in, number_in
+from agents.infra.cli_args import int_in, number_in
 from agents.network.inference import NetworkEvaluator
 from agents.network.network import PolicyValueNet
 from agents.network.onnx_inference import OnnxEvaluator, PolicyValue, onnx_available
 from train.config import NetworkConfig
 from train.config_files import config_or_exit
 from yinsh_env import State
-from yinsh_env.observation import encode
+from yinsh_env.envs.observation import encode
 
 Runner = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 

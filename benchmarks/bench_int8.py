@@ -38,7 +38,7 @@ from agents.network.pretrained import weights_path
 from agents.network.quantize import calibration_planes, quantize_int8, quiet_quantizer
 from benchmarks.bench_limit import best_rate, session
 from benchmarks.distill_blocks import agreement, split_replay
-from train.checkpoint import load_model
+from train.run_checkpoint import load_model
 
 
 def dynamic_int8(graph: bytes) -> bytes:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     model, _, _ = load_model(args.network)
     _, held_out = split_replay(args.replay)
     from benchmarks.interleave import ring_move_positions
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     planes = np.stack([encode(s) for s in ring_move_positions(64, 0)])
     print("| variant | top-1 agreement | KL | value MSE | b1 vs fp32 | b16 vs fp32 |")

@@ -34,10 +34,10 @@ import torch
 
 from agents.network.network import PolicyValueNet
 from benchmarks.distill_blocks import split_replay
-from train.checkpoint import load_model
 from train.config import OptimConfig
 from train.learner import Learner
 from train.replay import Batch, ReplayBuffer, make_batch
+from train.run_checkpoint import load_model
 
 PRECISIONS = {"float32": False, "bfloat16 autocast": True}
 

@@ -52,8 +52,8 @@ from agents.network.network import PolicyValueNet
 from agents.network.onnx_inference import OnnxEvaluator, export_onnx
 from agents.network.pretrained import weights_path
 from agents.network.quantize import quantize_int8
-from train.checkpoint import load_model
-from yinsh_env.observation import GRID
+from train.run_checkpoint import load_model
+from yinsh_env.envs.observation import GRID
 
 
 def multiply_adds(model: PolicyValueNet) -> int:
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| network | batch | positions/s | GOP/s | of the attainable |")
     print("|---|---|---|---|---|")
     from benchmarks.interleave import ring_move_positions
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     planes = np.stack([encode(s) for s in ring_move_positions(64, 0)])
     evaluators = {p: OnnxEvaluator(model, precision=p) for p in ("fp32", "int8")}

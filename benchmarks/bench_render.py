@@ -12,7 +12,7 @@ import argparse
 import random
 import timeit
 
-from agents.cli_args import int_in
+from agents.infra.cli_args import int_in
 from yinsh_env import State
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 
-from agents.cli_args import int_in, number_in
+from agents.infra.cli_args import int_in, number_in
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The last commit whose SB3 script ran on the scalar environments.

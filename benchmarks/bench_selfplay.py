@@ -28,7 +28,7 @@ import time
 
 import torch
 
-from agents.cli_args import int_in
+from agents.infra.cli_args import int_in
 from agents.network.inference import resolve_device
 from agents.network.network import PolicyValueNet, count_parameters
 from agents.network.onnx_inference import make_evaluator

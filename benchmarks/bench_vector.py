@@ -9,7 +9,7 @@ random opponent, as a user's loop does:
   ``reset()`` at each game's end;
 * vector: ``gym.make_vec("Yinsh-v0", num_envs=N,
   vectorization_mode="vector_entry_point")`` (SAME_STEP autoreset), N actions
-  a step drawn by :func:`yinsh_env.vector.opponents.random_legal`.
+  a step drawn by :func:`yinsh_env.vector.batch_agents.random_legal`.
 
 A figure is learner steps (one learner decision in one game; the
 opponent's replies included) per CPU-second of this process
@@ -33,9 +33,9 @@ from collections.abc import Sequence
 import gymnasium as gym
 import numpy as np
 
-import yinsh_env.gym_env  # noqa: F401  (registers Yinsh-v0)
-from agents.cli_args import int_in, number_in
-from yinsh_env.vector.opponents import random_legal
+import yinsh_env.envs.gym_env  # noqa: F401  (registers Yinsh-v0)
+from agents.infra.cli_args import int_in, number_in
+from yinsh_env.vector.batch_agents import random_legal
 
 
 def scalar_rate(seconds: float, seed: int = 0) -> float:

@@ -39,10 +39,10 @@ from agents.network.onnx_inference import OnnxEvaluator
 from agents.network.pretrained import weights_path
 from agents.search.cache import EvaluationCache
 from benchmarks.bench_blocks import CANDIDATES, BottleneckBlock, candidate
-from train.checkpoint import load_model
 from train.replay import ReplayBuffer, make_batch
+from train.run_checkpoint import load_model
 from train.tools.distill import split_games
-from yinsh_env.atomic_write import write_file
+from yinsh_env.util.atomic_write import write_file
 
 
 def split_replay(path: str, held_out: float = 0.1) -> tuple[ReplayBuffer, ReplayBuffer]:

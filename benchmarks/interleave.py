@@ -177,7 +177,7 @@ class SelfPlayJob:
         torch.manual_seed(config.seed)
         model = PolicyValueNet(config.network)
         if network:
-            from train.checkpoint import load_model
+            from train.run_checkpoint import load_model
 
             model.load_state_dict(load_model(network)[0].state_dict())
         device = resolve_device(config.device)

@@ -126,7 +126,7 @@ def review_shot() -> Path:
 #: Documentation pages and the picture of each.
 DOCS_PAGES = {
     "docs_home.png": "index.html",
-    "docs_api.png": "api/_generated/yinsh_env.state.html",
+    "docs_api.png": "api/_generated/yinsh_env.engine.state.html",
 }
 
 

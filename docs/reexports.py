@@ -1,7 +1,7 @@
 """Resolve cross-references the way the docstrings mean them.
 
 Docstrings say :class:`State` or :class:`yinsh_env.State`, but autodoc documents
-the class where it is defined (``yinsh_env.state.State``).  When Sphinx finds no
+the class where it is defined (``yinsh_env.engine.state.State``).  When Sphinx finds no
 target, this extension looks the name up by import from the reference's own
 module and class and retries with the defining module's name; then, for a bare
 name such as :class:`AgentSpecError` used in a module that does not import it,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from yinsh_env import State
-from yinsh_env.geometry import COLUMN_LETTERS, NAME_TO_POINT, POINTS
+from yinsh_env.engine.geometry import COLUMN_LETTERS, NAME_TO_POINT, POINTS
 
 if TYPE_CHECKING:
     from train.config import Config
@@ -68,7 +68,7 @@ def game_of(states: list[State], seed: int = 0) -> GameSamples:
     """A replay game holding ``states`` with random policy targets over their legal actions."""
     # The trainer (torch) is imported only by the tests that train.
     from train.replay import GameSamples, pack_planes
-    from yinsh_env.observation import bitboard_plane, encode
+    from yinsh_env.envs.observation import bitboard_plane, encode
 
     rng = np.random.default_rng(seed)
     planes = np.stack([encode(s) for s in states])

@@ -1,9 +1,9 @@
 """The AlphaZero-style self-play trainer: tree search plus a PyTorch network.
 
 One job per module, in the order data flows through a run
-(``yinsh-train``, :mod:`train.cli` -> :func:`train.trainer.run`):
+(``yinsh-train``, :mod:`train.train_cli` -> :func:`train.trainer.run`):
 
-* :mod:`train.cli`: the ``yinsh-train`` command;
+* :mod:`train.train_cli`: the ``yinsh-train`` command;
 * :mod:`train.config`: a run's config, from YAML and overrides, errors naming the key;
 * :mod:`train.config_schema`: every hyper-parameter, its default and constraint;
 * :mod:`train.bounded_yaml`: YAML read with bounded work (configs, overrides);
@@ -15,11 +15,11 @@ One job per module, in the order data flows through a run
 * :mod:`train.grow`: a network grown wider or deeper, computing the same function;
 * :mod:`train.selfplay`: many games in flight, one network batch per step;
 * :mod:`train.executor`: what every self-play backend shares;
-* :mod:`train.workers`: where self-play runs (in process, worker processes);
+* :mod:`train.selfplay_workers`: where self-play runs (in process, worker processes);
 * :mod:`train.ray_backend`: self-play on Ray actors;
 * :mod:`train.replay`: the replay window and symmetry-augmented batches;
 * :mod:`train.learner`: losses, AdamW, the learning-rate schedule;
-* :mod:`train.checkpoint`: atomic checkpoints, exact resume;
+* :mod:`train.run_checkpoint`: atomic checkpoints, exact resume;
 * :mod:`train.cpu_clock`: the CPU seconds a run spends;
 * :mod:`train.evaluate`: arena matches, Elo across checkpoints, the best one.
 

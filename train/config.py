@@ -24,10 +24,8 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from agents.params import clip
-from yinsh_env.atomic_write import write_text
-
-from .bounded_yaml import load_yaml
-from .config_schema import (
+from train.bounded_yaml import load_yaml
+from train.config_schema import (
     MAX_SEED,
     AgentSpec,
     Amp,
@@ -47,6 +45,7 @@ from .config_schema import (
     Seed,
     SelfPlayConfig,
 )
+from yinsh_env.util.atomic_write import write_text
 
 __all__ = [
     "MAX_CONFIG_BYTES",

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from .config import Config, ConfigError, load_config
+from train.config import Config, ConfigError, load_config
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Where named configs are looked up: installed package first, then a checkout.

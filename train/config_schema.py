@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic import dataclasses as pydantic_dataclasses
 
-from agents.network.config import (
+from agents.network.play_config import (
     SECTION_SCHEMA,
     Bool,
     NetworkConfig,
@@ -31,11 +31,8 @@ from agents.network.config import (
     Simulations,
     UnitInterval,
 )
-from agents.params import MAX_SIMS, MAX_THREADS, device_name
+from agents.params import MAX_SEED, MAX_SIMS, MAX_THREADS, device_name
 from agents.spec import AgentSpecError, parse_spec
-
-#: Seeds numpy and torch take (``torch.manual_seed`` overflows past it).
-MAX_SEED = 2**63 - 1
 
 
 def _amp(value: object) -> object:
@@ -64,7 +61,7 @@ def _ray_address(value: object) -> object:
     return value
 
 
-# Field types beside those of agents.network.config.
+# Field types beside those of agents.network.play_config.
 #: Processes or threads: 1..:data:`~agents.params.MAX_THREADS` (no fork bomb by typo).
 Count = Annotated[int, Field(strict=True, ge=1, le=MAX_THREADS)]
 #: A seed: what numpy and torch take (0..2**63-1).

@@ -30,9 +30,8 @@ import torch
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.elo import PairResult, Rating, elo_ratings
 from agents.evaluation.scale import Scale, default_scale, identity_of_spec
-
-from .checkpoint import BEST_NAME, atomic_copy, checkpoint_path
-from .config import Config
+from train.config import Config
+from train.run_checkpoint import BEST_NAME, atomic_copy, checkpoint_path
 
 
 def checkpoint_name(iteration: int) -> str:

@@ -2,8 +2,8 @@
 
 An executor takes the iteration's network weights and the games' seeds and
 returns their :class:`~train.selfplay.SelfPlayResult`.  The backends:
-:mod:`train.workers` (in the trainer's process, or a pool of processes) and
-:mod:`train.ray_backend` (Ray actors); :func:`train.workers.make_executor`
+:mod:`train.selfplay_workers` (in the trainer's process, or a pool of processes) and
+:mod:`train.ray_backend` (Ray actors); :func:`train.selfplay_workers.make_executor`
 picks one by ``config.backend``.
 """
 
@@ -17,9 +17,8 @@ import torch
 from agents.network.inference import amp_enabled
 from agents.network.network import PolicyValueNet
 from agents.network.onnx_inference import make_evaluator
-
-from .config import Config
-from .selfplay import SelfPlayResult, play_games
+from train.config import Config
+from train.selfplay import SelfPlayResult, play_games
 
 __all__ = ["SelfPlayExecutor", "Weights", "play_with_weights"]
 

@@ -30,8 +30,7 @@ import torch
 from torch import Tensor
 
 from agents.network.network import PolicyValueNet
-
-from .config import NetworkConfig
+from train.config import NetworkConfig
 
 __all__ = ["grow_state_dict", "grown_if_allowed", "why_not_grown"]
 

@@ -22,12 +22,17 @@ from typing import Any
 import torch
 
 from agents.network.network import PolicyValueNet
-from yinsh_env.file_hash import file_sha256
-
-from .checkpoint import CheckpointError, config_of, load_weights, read_file, resolve_checkpoint
-from .config import Config, NetworkConfig
-from .cpu_clock import CPU_KEY, TRAIN_CPU_KEY
-from .grow import grown_if_allowed
+from train.config import Config, NetworkConfig
+from train.cpu_clock import CPU_KEY, TRAIN_CPU_KEY
+from train.grow import grown_if_allowed
+from train.run_checkpoint import (
+    CheckpointError,
+    config_of,
+    load_weights,
+    read_file,
+    resolve_checkpoint,
+)
+from yinsh_env.util.file_hash import file_sha256
 
 __all__ = ["InitWeights", "load_init_weights", "resolve_init_path"]
 

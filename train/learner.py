@@ -27,10 +27,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from agents.network.network import PolicyValueNet
-from yinsh_env.geometry import N_POINTS
-
-from .config import OptimConfig
-from .replay import Batch
+from train.config import OptimConfig
+from train.replay import Batch
+from yinsh_env.engine.geometry import N_POINTS
 
 
 def lr_factor(step: int, config: OptimConfig, total_steps: int) -> float:

@@ -18,8 +18,7 @@ from agents.evaluation.results_db import ResultsDBError, check_db
 from agents.network.inference import DeviceError
 from agents.network.inference import check_device as check_torch_device
 from agents.spec import AgentSpecError, make_agent
-
-from .config import Config, ConfigError
+from train.config import Config, ConfigError
 
 __all__ = ["check_device", "check_runnable"]
 

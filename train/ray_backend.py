@@ -42,13 +42,12 @@ from typing import Any
 
 import torch
 
+from agents.infra.ray_address import RayClusterLost, ray_address, wait_first
 from agents.network.network import PolicyValueNet
-from agents.ray_address import RayClusterLost, ray_address, wait_first
-
-from .config import Config, ConfigError, RayConfig, config_from_dict
-from .cpu_clock import task_cpu_seconds
-from .executor import Weights, play_with_weights
-from .selfplay import SelfPlayResult
+from train.config import Config, ConfigError, RayConfig, config_from_dict
+from train.cpu_clock import task_cpu_seconds
+from train.executor import Weights, play_with_weights
+from train.selfplay import SelfPlayResult
 
 try:
     import ray

@@ -6,8 +6,8 @@ planes), so a position is the bit mask of its non-zero cells plus one value
 per plane (:func:`pack_planes`).  Policy targets are sparse, over the legal
 actions.  A sampled batch is unpacked with a few vectorised numpy calls and
 augmented with one of the board's 12 symmetries per sample: the planes go
-through :func:`yinsh_env.observation.transform_planes` and the policy target
-and legal mask through :data:`yinsh_env.actions.ACTION_SYMMETRIES`.
+through :func:`yinsh_env.envs.observation.transform_planes` and the policy target
+and legal mask through :data:`yinsh_env.engine.actions.ACTION_SYMMETRIES`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from yinsh_env.actions import ACTION_SYMMETRIES, N_ACTIONS
-from yinsh_env.geometry import N_SYMMETRIES
-from yinsh_env.observation import GRID, N_PLANES, OBS_SHAPE, transform_planes
+from yinsh_env.engine.actions import ACTION_SYMMETRIES, N_ACTIONS
+from yinsh_env.engine.geometry import N_SYMMETRIES
+from yinsh_env.envs.observation import GRID, N_PLANES, OBS_SHAPE, transform_planes
 
 _N_VALUES: Final = GRID * GRID * N_PLANES
 _N_BYTES: Final = (_N_VALUES + 7) // 8

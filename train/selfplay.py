@@ -11,7 +11,7 @@ Each game is played through the PettingZoo AEC environment
 is an ``env.step``; a recorded position's network input and legal actions
 are ``env.observe(agent)``'s planes and mask; the outcome is the env's
 rewards.  The search walks a copy of the env's state
-(:meth:`~yinsh_env.aec_env.raw_env.copy_state`), so its simulations skip the
+(:meth:`~yinsh_env.envs.aec_env.raw_env.copy_state`), so its simulations skip the
 env's per-step work.
 
 Cheap self-play (KataGo):
@@ -39,14 +39,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.network.mcts import search_rules
+from agents.network.search_rules import search_rules
 from agents.search import BatchEvaluator, Leaf, Node, Search, advance
-from yinsh_env.aec_env import AGENTS, env
-from yinsh_env.aec_env import raw_env as RawEnv
-from yinsh_env.observation import bitboard_plane
-
-from .config import SearchConfig, SelfPlayConfig
-from .replay import GameSamples, pack_planes
+from train.config import SearchConfig, SelfPlayConfig
+from train.replay import GameSamples, pack_planes
+from yinsh_env.envs.aec_env import AGENTS, env
+from yinsh_env.envs.aec_env import raw_env as RawEnv
+from yinsh_env.envs.observation import bitboard_plane
 
 
 def temperature_at(schedule: list[tuple[int, float]], ply: int) -> float:

@@ -18,7 +18,7 @@ uninterrupted run would have done next.  A run directory holds::
     metrics.jsonl                        one JSON object per iteration
     tb/                                  TensorBoard events (the same metrics)
     best.pt                              the evaluated checkpoint with the best Elo
-    checkpoints/iter_000030.pt           see train.checkpoint
+    checkpoints/iter_000030.pt           see train.run_checkpoint
     checkpoints/iter_000030.replay.pt    the replay window (newest checkpoint only)
 
 Metric groups: ``selfplay/*`` (games, positions, lengths, results,
@@ -42,7 +42,7 @@ and goes on with its replay window, schedule, CPU clock and the optimizer's
 moments of every unchanged weight; ``history["grown"]`` records where.
 
 A killed run loses at most the iteration in progress; SIGTERM and SIGHUP exit
-through the same cleanup as Ctrl-C (:mod:`agents.worker_pool`).  An
+through the same cleanup as Ctrl-C (:mod:`agents.infra.worker_pool`).  An
 iteration's metrics stay in its checkpoint's history until ``metrics.jsonl``
 has them, so a run killed during an evaluation redoes it on resume.
 """
@@ -63,10 +63,16 @@ from tqdm import tqdm
 
 from agents.network.inference import amp_enabled, resolve_device
 from agents.network.network import PolicyValueNet, count_parameters
-from yinsh_env import Result, Termination
-from yinsh_env.atomic_write import write_text
-
-from .checkpoint import (
+from train.config import Config, NetworkConfig, save_config
+from train.cpu_clock import CPU_KEY, CpuClock
+from train.evaluate import evaluate, new_history
+from train.executor import SelfPlayExecutor
+from train.grow import grown_if_allowed
+from train.init_weights import load_init_weights
+from train.learner import Learner, carry_optimizer_state
+from train.preflight import check_runnable
+from train.replay import ReplayBuffer
+from train.run_checkpoint import (
     BEST_NAME,
     CheckpointError,
     atomic_copy,
@@ -80,17 +86,10 @@ from .checkpoint import (
     save_checkpoint,
     set_rng_states,
 )
-from .config import Config, NetworkConfig, save_config
-from .cpu_clock import CPU_KEY, CpuClock
-from .evaluate import evaluate, new_history
-from .executor import SelfPlayExecutor
-from .grow import grown_if_allowed
-from .init_weights import load_init_weights
-from .learner import Learner, carry_optimizer_state
-from .preflight import check_runnable
-from .replay import ReplayBuffer
-from .selfplay import SelfPlayResult
-from .workers import make_executor
+from train.selfplay import SelfPlayResult
+from train.selfplay_workers import make_executor
+from yinsh_env import Result, Termination
+from yinsh_env.util.atomic_write import write_text
 
 CONFIG_NAME = "config.yaml"
 #: History key of the last checkpointed iteration's metrics, until metrics.jsonl has them.

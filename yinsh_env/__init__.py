@@ -1,8 +1,8 @@
 """YINSH for reinforcement learning: the rules engine and its environments.
 
-The engine (:class:`State`, :mod:`yinsh_env.state`) knows the complete standard
-rules; the PettingZoo environment (``env``/``raw_env``, :mod:`yinsh_env.aec_env`)
-and the Gymnasium wrapper (:mod:`yinsh_env.gym_env`) sit on top of it.
+The engine (:class:`State`, :mod:`yinsh_env.engine.state`) knows the complete standard
+rules; the PettingZoo environment (``env``/``raw_env``, :mod:`yinsh_env.envs.aec_env`)
+and the Gymnasium wrapper (:mod:`yinsh_env.envs.gym_env`) sit on top of it.
 
 :class:`State` at a glance:
 
@@ -10,7 +10,7 @@ and the Gymnasium wrapper (:mod:`yinsh_env.gym_env`) sit on top of it.
   :class:`Phase`: place, move, row, ring, over), ``mover`` (whose move is being
   resolved), ``removed``, ``pool``, ``passes``;
 * choices: ``legal_actions()`` (sorted, cached), ``legal_mask()`` (``int8``
-  over the 2,142 actions of :mod:`yinsh_env.actions`), ``legal_action_names()``
+  over the 2,142 actions of :mod:`yinsh_env.engine.actions`), ``legal_action_names()``
   (notation), ``ring_moves(player)`` (mobility, for evaluations);
 * playing: ``apply(a)`` and ``push(a or "E5-E8")`` check the action (an illegal
   one raises :class:`IllegalActionError` naming the action and the position, and
@@ -20,19 +20,19 @@ and the Gymnasium wrapper (:mod:`yinsh_env.gym_env`) sit on top of it.
   ``returns()`` (+1 / -1 per player);
 * identity: ``zobrist()`` (64-bit hash), ``key()`` and ``==`` (exact),
   ``to_text()`` / ``State.from_text()`` (the position text,
-  :mod:`yinsh_env.position_text`).
+  :mod:`yinsh_env.engine.position_text`).
 
-Around it: notation (:mod:`yinsh_env.actions`), names for players and results
-(:mod:`yinsh_env.vocabulary`), observation planes (:mod:`yinsh_env.observation`),
-game records (:mod:`yinsh_env.records`), pictures (:mod:`yinsh_env.render`) and
-the OpenSpiel game (:mod:`yinsh_env.openspiel`, optional).
+Around it: notation (:mod:`yinsh_env.engine.actions`), names for players and results
+(:mod:`yinsh_env.engine.vocabulary`), observation planes (:mod:`yinsh_env.envs.observation`),
+game records (:mod:`yinsh_env.records.formats`), pictures (:mod:`yinsh_env.render`) and
+the OpenSpiel game (:mod:`yinsh_env.envs.openspiel`, optional).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .actions import (
+from yinsh_env.engine.actions import (
     ACTION_NAMES,
     ACTION_SYMMETRIES,
     MOVE_OFFSET,
@@ -46,8 +46,7 @@ from .actions import (
     parse_point,
     str_to_action,
 )
-from .bga import read_bga_json
-from .errors import (
+from yinsh_env.engine.errors import (
     IllegalActionError,
     NotAnActionError,
     NotationError,
@@ -55,13 +54,21 @@ from .errors import (
     RecordError,
     YinshError,
 )
-from .game_record import GameRecord
-from .geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
-from .record_text import read_record, write_record
-from .records import RecordFormat, load_record, register_format, save_record
-from .sgf import read_sgf, write_sgf
-from .state import BLACK, MOVE, OVER, PHASE_NAMES, PLACE, RING, ROW, WHITE, State
-from .vocabulary import DEFAULT_RINGS_TO_WIN, Outcome, Phase, Player, Result, Termination
+from yinsh_env.engine.geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
+from yinsh_env.engine.state import BLACK, MOVE, OVER, PHASE_NAMES, PLACE, RING, ROW, WHITE, State
+from yinsh_env.engine.vocabulary import (
+    DEFAULT_RINGS_TO_WIN,
+    Outcome,
+    Phase,
+    Player,
+    Result,
+    Termination,
+)
+from yinsh_env.records.bga import read_bga_json
+from yinsh_env.records.formats import RecordFormat, load_record, register_format, save_record
+from yinsh_env.records.game_record import GameRecord
+from yinsh_env.records.record_text import read_record, write_record
+from yinsh_env.records.sgf import read_sgf, write_sgf
 
 __version__ = "0.1.0"
 
@@ -129,11 +136,11 @@ def __getattr__(name: str) -> Any:
     # The environments import PettingZoo and Gymnasium; load them only when asked
     # so that engine-only users (search, protocol engines) start fast.
     if name in ("env", "raw_env"):
-        from . import aec_env
+        from yinsh_env.envs import aec_env
 
         return getattr(aec_env, name)
     if name == "YinshGymEnv":
-        from .gym_env import YinshGymEnv
+        from yinsh_env.envs.gym_env import YinshGymEnv
 
         return YinshGymEnv
     raise AttributeError(f"module 'yinsh_env' has no attribute {name!r}")

@@ -4,7 +4,7 @@
   (``yinsh-eval``, :mod:`~agents.evaluation.eval_cli`), each game one
   :mod:`~agents.evaluation.match` loop over the PettingZoo env, game pairs
   from seeded openings (:mod:`~agents.evaluation.games`), on this machine or
-  on Ray (:mod:`~agents.evaluation.runners`, :mod:`~agents.evaluation.workers`,
+  on Ray (:mod:`~agents.evaluation.runners`, :mod:`~agents.evaluation.match_worker`,
   :mod:`~agents.evaluation.ray_runner`), your own agents included once they
   can travel (:mod:`~agents.evaluation.travel`, :mod:`agents.byo`), all
   played as one :class:`~agents.evaluation.settings.MatchSettings` says, each

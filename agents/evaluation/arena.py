@@ -30,7 +30,7 @@ interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.evaluation.elo`) on
 fixed scale (:mod:`agents.evaluation.scale`) when any of its anchors takes
 part (they keep their frozen ratings), otherwise relative to the first agent;
 time per decision per agent; every game as a
-:class:`~yinsh_env.records.GameRecord` saved under ``records_dir`` when given.
+:class:`~yinsh_env.records.formats.GameRecord` saved under ``records_dir`` when given.
 """
 
 from __future__ import annotations
@@ -42,14 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yinsh_env.atomic_write import write_file, write_text
-from yinsh_env.records import save_record
-
-from ..base import Agent
-from ..byo import as_agent
-from ..spec import make_agent
-from .elo import PairResult, Rating, Tally, elo_ratings
-from .games import (
+from agents.base import Agent
+from agents.byo import as_agent
+from agents.evaluation.elo import PairResult, Rating, Tally, elo_ratings
+from agents.evaluation.games import (
     DEFAULT_OPENING_PLIES,
     GameResult,
     GameTask,
@@ -58,15 +54,18 @@ from .games import (
     make_tasks,
     play_game,
 )
-from .match import check_variant
-from .names import agent_labels, split_name
-from .rate import RatingResult
-from .results_db import check_db, game_writer
-from .runners import make_runner
-from .scale import Scale, agent_identity, default_scale
-from .settings import DEFAULT_SETTINGS, MatchSettings
-from .sprt import Sprt, SprtSettings
-from .travel import check_travel
+from agents.evaluation.match import check_variant
+from agents.evaluation.names import agent_labels, split_name
+from agents.evaluation.rate import RatingResult
+from agents.evaluation.results_db import check_db, game_writer
+from agents.evaluation.runners import make_runner
+from agents.evaluation.scale import Scale, agent_identity, default_scale
+from agents.evaluation.settings import DEFAULT_SETTINGS, MatchSettings
+from agents.evaluation.sprt import Sprt, SprtSettings
+from agents.evaluation.travel import check_travel
+from agents.spec import make_agent
+from yinsh_env.records.formats import save_record
+from yinsh_env.util.atomic_write import write_file, write_text
 
 __all__ = [
     "DEFAULT_OPENING_PLIES",

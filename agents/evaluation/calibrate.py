@@ -30,12 +30,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from yinsh_env.atomic_write import write_text
-
-from .arena import MatchSettings, run_arena
-from .elo import PairResult, elo_ratings
-from .scale import DEFAULT_SCALE_FILE, spec_identities
-from .version import code_version, machine
+from agents.evaluation.arena import MatchSettings, run_arena
+from agents.evaluation.elo import PairResult, elo_ratings
+from agents.evaluation.scale import DEFAULT_SCALE_FILE, spec_identities
+from agents.evaluation.version import code_version, machine
+from yinsh_env.util.atomic_write import write_text
 
 SCALE_NAME = "yinsh-v1"
 #: The anchors, weakest first: budgeted by depth or simulations, never by time; the

@@ -15,7 +15,7 @@ Ratings are printed on the fixed scale (:mod:`agents.evaluation.scale`)
 whenever one of its anchors takes part, and the output says which scale a
 number is on.
 
-Every argument is checked before the first game (:mod:`agents.cli_args`):
+Every argument is checked before the first game (:mod:`agents.infra.cli_args`):
 the ``--json`` and ``--plot`` files must be writable in an existing folder
 (``--plot`` with an extension matplotlib writes), ``--records`` must be a
 folder or not exist yet (it is created, parents too), ``--sprt`` must name
@@ -34,19 +34,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
-from ..params import MAX_SECONDS
-from ..protocol import MAX_SEED
-from ..spec import available_agents
-from ..worker_pool import exit_on_signals
-from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
-from .games import GameResult
-from .rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
-from .results_db import check_db
-from .runners import WorkerDied
-from .scale import Scale, load_scale
-from .settings import BACKENDS, MatchSettings
-from .sprt import Sprt, SprtSettings
+from agents.evaluation.arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
+from agents.evaluation.games import GameResult
+from agents.evaluation.rate import DEFAULT_CI_WIDTH, DEFAULT_RATE_GAMES, rate_agent
+from agents.evaluation.results_db import check_db
+from agents.evaluation.runners import WorkerDied
+from agents.evaluation.scale import Scale, load_scale
+from agents.evaluation.settings import BACKENDS, MatchSettings
+from agents.evaluation.sprt import Sprt, SprtSettings
+from agents.infra.cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
+from agents.infra.worker_pool import exit_on_signals
+from agents.params import MAX_SECONDS, MAX_SEED
+from agents.spec import available_agents
 
 #: Most games of an SPRT match when ``--games`` is not given.
 DEFAULT_SPRT_GAMES = 1000

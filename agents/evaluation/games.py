@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.base import Agent
+from agents.evaluation.match import play_match
+from agents.infra.worker_pool import agent_exit
+from agents.params import clip
 from yinsh_env import Result, State, Termination, action_to_str
-from yinsh_env.records import GameRecord
-
-from ..base import Agent
-from ..params import clip
-from ..worker_pool import agent_exit
-from .match import play_match
+from yinsh_env.records.formats import GameRecord
 
 #: Random ring placements at the start of every arena game (two per player).
 DEFAULT_OPENING_PLIES = 4

@@ -10,7 +10,7 @@ A match is the loop any user of :func:`yinsh_env.env` writes::
 so an agent that plays here (in the arena, ``yinsh-play``, the trainer's
 evaluation) plays in any code that drives ``env()``, and the reverse.  Agents
 decide on a copy of the env's engine state
-(:meth:`~yinsh_env.aec_env.raw_env.copy_state`, the exact position the
+(:meth:`~yinsh_env.envs.aec_env.raw_env.copy_state`, the exact position the
 observation encodes); the outcome is the env's rewards and terminations,
 including its PettingZoo convention for an illegal action (the offender gets
 -1 and the game ends).  What an env cannot
@@ -30,13 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent, AgentFailure
+from agents.infra.worker_pool import agent_exit
 from yinsh_env import Player, Result, Termination, action_to_str
-from yinsh_env.aec_env import AGENT_INDEX, env
-from yinsh_env.aec_env import raw_env as RawEnv
-from yinsh_env.state import State
-
-from ..base import Agent, AgentFailure
-from ..worker_pool import agent_exit
+from yinsh_env.engine.state import State
+from yinsh_env.envs.aec_env import AGENT_INDEX, env
+from yinsh_env.envs.aec_env import raw_env as RawEnv
 
 
 class VariantMismatchError(ValueError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..params import clip
+from agents.params import clip
 
 #: What a name may be: a letter, then letters, digits, ``_``, ``.``, ``-``.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")

@@ -31,16 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from ..spec import check_spec, make_agent
-from .elo import Z95, PairResult, Tally, fit_bradley_terry
-from .games import GameResult, GameTask, make_openings
-from .match import check_variant
-from .names import agent_labels, split_name
-from .results_db import check_db, game_writer
-from .runners import make_runner
-from .scale import Scale, default_scale
-from .settings import DEFAULT_SETTINGS, MatchSettings
-from .travel import check_travel
+from agents.evaluation.elo import Z95, PairResult, Tally, fit_bradley_terry
+from agents.evaluation.games import GameResult, GameTask, make_openings
+from agents.evaluation.match import check_variant
+from agents.evaluation.names import agent_labels, split_name
+from agents.evaluation.results_db import check_db, game_writer
+from agents.evaluation.runners import make_runner
+from agents.evaluation.scale import Scale, default_scale
+from agents.evaluation.settings import DEFAULT_SETTINGS, MatchSettings
+from agents.evaluation.travel import check_travel
+from agents.spec import check_spec, make_agent
 
 #: Default width (Elo) of the 95% interval at which ``--rate`` stops.
 DEFAULT_CI_WIDTH = 150.0

@@ -32,12 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yinsh_env.atomic_write import write_text
-
-from ..cli_args import input_file, int_in, output_file
-from .elo import PairResult, elo_ratings
-from .results_db import ResultsDBError, StoredGame, read_games
-from .scale import Scale, ScaleError, default_scale, load_scale
+from agents.evaluation.elo import PairResult, elo_ratings
+from agents.evaluation.results_db import ResultsDBError, StoredGame, read_games
+from agents.evaluation.scale import Scale, ScaleError, default_scale, load_scale
+from agents.infra.cli_args import input_file, int_in, output_file
+from yinsh_env.util.atomic_write import write_text
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ again by another; more than :data:`MAX_ACTOR_FAILURES` deaths in a match
 stop it.  ``address`` chooses the cluster as in the trainer's ``ray.address``:
 None a local Ray, even when a stale cluster file names a head that is gone
 (or the one ``ray.init`` already connected to, left open;
-:mod:`agents.ray_address`),
+:mod:`agents.infra.ray_address`),
 ``auto`` the cluster this machine joined, ``ray://head:10001`` a remote one
 through Ray Client; on a cluster given by address this checkout's packages
 travel with the job, in case the nodes lack them.
@@ -28,10 +28,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..params import clip
-from ..ray_address import RayClusterLost, ray_address, wait_first
-from .games import GameResult, GameTask, WorkerDied
-from .workers import init_worker, play_task, registry_snapshot
+from agents.evaluation.games import GameResult, GameTask, WorkerDied
+from agents.evaluation.match_worker import init_worker, play_task, registry_snapshot
+from agents.infra.ray_address import RayClusterLost, ray_address, wait_first
+from agents.params import clip
 
 try:
     import ray

@@ -34,16 +34,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from agents.base import Agent
+from agents.evaluation.games import GameResult, game_record
+from agents.evaluation.scale import agent_identity
+from agents.evaluation.version import code_version
+from agents.infra.cli_args import PathError, check_writable_file
+from agents.spec import make_agent, source_files
 from yinsh_env import action_to_str
-from yinsh_env.file_hash import file_sha256
-from yinsh_env.records import write_record
-
-from ..base import Agent
-from ..cli_args import PathError, check_writable_file
-from ..spec import make_agent, source_files
-from .games import GameResult, game_record
-from .scale import agent_identity
-from .version import code_version
+from yinsh_env.records.formats import write_record
+from yinsh_env.util.file_hash import file_sha256
 
 #: ``PRAGMA application_id`` of our databases: "YNSH".
 APPLICATION_ID = 0x594E5348

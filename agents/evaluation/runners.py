@@ -17,7 +17,7 @@ killed at once rather than left to finish them.
 A worker process that dies in a game (an agent calling ``os._exit``, a crash
 in native code) loses that game for the agent that was thinking, with a
 reason naming the exit status; the pool is restarted and the other games
-go on (:class:`~agents.evaluation.workers.TurnBoard`).  A death that no
+go on (:class:`~agents.evaluation.match_worker.TurnBoard`).  A death that no
 agent's turn explains stops the match with :class:`WorkerDied`."""
 
 from __future__ import annotations
@@ -30,11 +30,22 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import wait
 from typing import Any, Protocol
 
-from ..base import Agent
-from ..worker_pool import guarded_pool, kill_workers, results_as_finished, signals_deferred
-from .games import GameResult, GameTask, WorkerDied, forfeit_result, play_game
-from .settings import MatchSettings
-from .workers import TurnBoard, build, init_worker, play_task, registry_snapshot
+from agents.base import Agent
+from agents.evaluation.games import GameResult, GameTask, WorkerDied, forfeit_result, play_game
+from agents.evaluation.match_worker import (
+    TurnBoard,
+    build,
+    init_worker,
+    play_task,
+    registry_snapshot,
+)
+from agents.evaluation.settings import MatchSettings
+from agents.infra.worker_pool import (
+    guarded_pool,
+    kill_workers,
+    results_as_finished,
+    signals_deferred,
+)
 
 #: Seconds the pool is given to reap its workers after one died.
 REAP_SECONDS = 10.0
@@ -102,7 +113,7 @@ class PoolRunner:
         self.pool = guarded_pool(self.workers, init_worker, (*self._args, self.board))
 
     def play(self, tasks: Sequence[GameTask]) -> Iterator[GameResult]:
-        # results_as_finished: safe to interrupt by a signal (agents.worker_pool).
+        # results_as_finished: safe to interrupt by a signal (agents.infra.worker_pool).
         todo = {task.index: task for task in tasks}
         try:
             while todo:
@@ -187,7 +198,7 @@ def make_runner(
     for agent in built.values():
         agent.close()
     if backend == "ray":
-        from .ray_runner import RayRunner
+        from agents.evaluation.ray_runner import RayRunner
 
         return RayRunner(specs, workers, rings_to_win, limit, address)
     return PoolRunner(specs, workers, rings_to_win, limit)

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yinsh_env.file_hash import file_sha256
-
-from ..base import Agent
-from ..spec import canonical_spec, make_agent, source_files
+from agents.base import Agent
+from agents.spec import canonical_spec, make_agent, source_files
+from yinsh_env.util.file_hash import file_sha256
 
 #: The scale shipped with the package.
 DEFAULT_SCALE_FILE = Path(__file__).with_name("yinsh-v1.json")

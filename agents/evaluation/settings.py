@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .games import DEFAULT_OPENING_PLIES
+from agents.evaluation.games import DEFAULT_OPENING_PLIES
 
 #: Where matches are played: worker processes here, or Ray actors.
 BACKENDS = ("local", "ray")

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..spec import parse_spec, registered_agents
+from agents.spec import parse_spec, registered_agents
 
 
 class AgentTravelError(ValueError):

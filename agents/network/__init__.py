@@ -8,10 +8,10 @@
 * :mod:`agents.network.network`: the residual policy-value network (PyTorch);
 * :mod:`agents.network.policy_map`: where each action's logit sits in the policy planes
   (numpy: the graphs need it without torch);
-* :mod:`agents.network.config`: the network's shape and search settings a checkpoint
+* :mod:`agents.network.play_config`: the network's shape and search settings a checkpoint
   holds (the trainer's config builds on them);
 * :mod:`agents.network.checkpoint`: reading a checkpoint, refused in one line when unusable;
-* :mod:`agents.network.mcts`: the search core (:mod:`agents.search`) configured as PUCT
+* :mod:`agents.network.search_rules`: the search core (:mod:`agents.search`) configured as PUCT
   or Gumbel from those settings;
 * :mod:`agents.network.inference`: batched evaluation of search leaves in PyTorch, and
   the device checks;

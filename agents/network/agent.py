@@ -35,6 +35,10 @@ from typing import Final
 import numpy as np
 
 from agents.base import Agent, batch_arrays
+from agents.network.checkpoint import checkpoint_iteration, import_torch, resolve_checkpoint
+from agents.network.graphs import Precision
+from agents.network.play_config import PlayConfig
+from agents.network.search_rules import network_search, search_rules
 from agents.params import Backend, Device, OptionalSims, PathText, Seconds, Threads, checked
 from agents.search import (
     ActionStats,
@@ -48,14 +52,9 @@ from agents.search import (
 from agents.search.budget import SimulationRate
 from agents.search.cache import EvaluationCache
 from agents.search.tree import softmax
-from yinsh_env.file_hash import file_sha256
-from yinsh_env.observation import decode
-from yinsh_env.state import State
-
-from .checkpoint import checkpoint_iteration, import_torch, resolve_checkpoint
-from .config import PlayConfig
-from .graphs import Precision
-from .mcts import network_search, search_rules
+from yinsh_env.engine.state import State
+from yinsh_env.envs.observation import decode
+from yinsh_env.util.file_hash import file_sha256
 
 #: The share of a time budget the search plans for: the rest covers choosing
 #: the move and the simulation under way when the deadline passes.
@@ -106,9 +105,9 @@ class NetAgent(Agent):
         run by ONNX Runtime on the CPU where installed (the graph exported at load), else
         by PyTorch (:func:`agents.network.onnx_inference.make_evaluator`)."""
         torch = import_torch(f"a checkpoint file ({self.checkpoint})")
-        from .checkpoint import load_network
-        from .inference import check_device, resolve_device
-        from .onnx_inference import backend_name, make_evaluator, precision_name
+        from agents.network.checkpoint import load_network
+        from agents.network.inference import check_device, resolve_device
+        from agents.network.onnx_inference import backend_name, make_evaluator, precision_name
 
         check_device(device)
         model, config, _ = load_network(self.checkpoint)
@@ -180,7 +179,7 @@ class NetAgent(Agent):
 
         ``observations`` (n, 11, 11, 17) planes and ``masks`` (n, 2142), each game
         from its player's side, as the environments give them (the batched
-        opponent interface, :mod:`yinsh_env.vector.opponents`).  The raw policy
+        opponent interface, :mod:`yinsh_env.vector.batch_agents`).  The raw policy
         (``sims=0``) evaluates all n positions in one network call; with a
         search, each game is searched in turn from its decoded position.  ``rng``
         is unused: the choice is the agent's own, as in :meth:`act`.

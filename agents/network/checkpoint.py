@@ -1,6 +1,6 @@
 """Reading checkpoints: the files a network player loads, refused in one line when unusable.
 
-A checkpoint (:mod:`train.checkpoint` writes them; a shipped network is a slim
+A checkpoint (:mod:`train.run_checkpoint` writes them; a shipped network is a slim
 one) holds only tensors and plain values, so it loads with
 ``torch.load(weights_only=True)``: no arbitrary code runs when one is opened,
 and no class path inside it ties it to a module's name.
@@ -26,10 +26,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-from .config import PlayConfig, play_config
+from agents.network.play_config import PlayConfig, play_config
 
 if TYPE_CHECKING:
-    from .network import PolicyValueNet
+    from agents.network.network import PolicyValueNet
 
 FORMAT: Final = "yinsh-train-checkpoint"
 VERSION: Final = 1
@@ -175,7 +175,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
 def load_network(path: str | Path) -> tuple[PolicyValueNet, PlayConfig, dict[str, Any]]:
     """The network of a checkpoint (file or run directory), what its player reads of
     its config (network, search, variant), and the raw data."""
-    from .network import PolicyValueNet
+    from agents.network.network import PolicyValueNet
 
     resolved = resolve_checkpoint(path)
     data = read_file(resolved)

@@ -34,13 +34,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.search import Leaf, network_leaf
-from yinsh_env.atomic_write import write_bytes, write_text
-from yinsh_env.state import State
-
-from .checkpoint import CheckpointError, load_network
-from .config import PlayConfig
-from .graphs import (
+from agents.network.checkpoint import CheckpointError, load_network
+from agents.network.graphs import (
     FORMAT,
     SHIPPED_PRECISIONS,
     VERSION,
@@ -48,9 +43,13 @@ from .graphs import (
     file_sha256,
     graphs_path,
 )
-from .onnx_inference import export_onnx
-from .pretrained import WEIGHTS_DIR
-from .quantize import calibration_planes, quantize_int8
+from agents.network.onnx_inference import export_onnx
+from agents.network.play_config import PlayConfig
+from agents.network.pretrained import WEIGHTS_DIR
+from agents.network.quantize import calibration_planes, quantize_int8
+from agents.search import Leaf, network_leaf
+from yinsh_env.engine.state import State
+from yinsh_env.util.atomic_write import write_bytes, write_text
 
 #: The settings the int8 graph is calibrated with: those of
 #: :func:`agents.network.quantize.calibration_planes`, as at load.
@@ -221,8 +220,8 @@ def graph_agreement(checkpoint: Path, count: int = 200) -> dict[str, Agreement]:
     """
     import torch
 
-    from .graphs import shipped_graphs
-    from .inference import NetworkEvaluator
+    from agents.network.graphs import shipped_graphs
+    from agents.network.inference import NetworkEvaluator
 
     if not checkpoint.is_file():
         raise CheckpointError(f"checkpoint file {checkpoint} does not exist")

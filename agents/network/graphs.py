@@ -29,11 +29,10 @@ from typing import Any, Final, Literal, Protocol
 
 import numpy as np
 
+from agents.network.play_config import PlayConfig, play_config
+from agents.network.policy_map import raw_gather
 from agents.search import Leaf
-from yinsh_env.file_hash import file_sha256 as sha256_of_file
-
-from .config import PlayConfig, play_config
-from .policy_map import raw_gather
+from yinsh_env.util.file_hash import file_sha256 as sha256_of_file
 
 #: Arithmetic of the ONNX Runtime graph: float, or int8 convolutions
 #: (:mod:`agents.network.quantize`); ``auto``: int8 where the network runs in ONNX

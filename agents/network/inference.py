@@ -15,10 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from agents.network.network import PolicyValueNet
 from agents.search import Leaf
-from yinsh_env.actions import N_ACTIONS
-
-from .network import PolicyValueNet
+from yinsh_env.engine.actions import N_ACTIONS
 
 
 def resolve_device(name: str) -> torch.device:

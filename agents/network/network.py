@@ -1,6 +1,6 @@
 """The policy-value network: a residual tower over the observation planes.
 
-Input: :func:`yinsh_env.observation.encode` planes, (11, 11, 17) channel-last,
+Input: :func:`yinsh_env.envs.observation.encode` planes, (11, 11, 17) channel-last,
 permuted to (17, 11, 11).  Output: policy logits over the 2,142 flat actions,
 a value in [-1, 1] for the player to act, and auxiliary predictions that
 give the tower denser targets than the game result alone (KataGo's idea): the
@@ -33,16 +33,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from yinsh_env.actions import N_ACTIONS, PASS_ACTION
-from yinsh_env.geometry import N_POINTS
-from yinsh_env.observation import BOARD_PLANE, GRID, N_PLANES
-
-from .config import NetworkConfig
+from agents.network.play_config import NetworkConfig
 
 # Re-exported: the policy's layout is defined without torch (ONNX inference reads it too).
-from .policy_map import POLICY_PLANES as POLICY_PLANES
-from .policy_map import policy_gather
-from .policy_map import raw_gather as raw_gather
+from agents.network.policy_map import POLICY_PLANES as POLICY_PLANES
+from agents.network.policy_map import policy_gather
+from agents.network.policy_map import raw_gather as raw_gather
+from yinsh_env.engine.actions import N_ACTIONS, PASS_ACTION
+from yinsh_env.engine.geometry import N_POINTS
+from yinsh_env.envs.observation import BOARD_PLANE, GRID, N_PLANES
 
 
 class ResidualBlock(nn.Module):

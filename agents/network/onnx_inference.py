@@ -23,12 +23,11 @@ from typing import Any, Final, Literal
 import numpy as np
 import torch
 
+from agents.network.graphs import Precision, evaluate_leaves, ort_session, precision_name
+from agents.network.inference import NetworkEvaluator
+from agents.network.network import PolicyValueNet, raw_gather
 from agents.search import Leaf
-from yinsh_env.observation import GRID, N_PLANES
-
-from .graphs import Precision, evaluate_leaves, ort_session, precision_name
-from .inference import NetworkEvaluator
-from .network import PolicyValueNet, raw_gather
+from yinsh_env.envs.observation import GRID, N_PLANES
 
 #: Who runs the network: ``auto`` is ONNX Runtime where installed, else PyTorch.
 Backend = Literal["auto", "torch", "onnx"]
@@ -116,7 +115,7 @@ class OnnxEvaluator(NetworkEvaluator):
         self.session = self._session(graph)
 
     def _int8(self, graph: bytes) -> bytes:
-        from .quantize import calibration_planes, quantize_int8
+        from agents.network.quantize import calibration_planes, quantize_int8
 
         key = hashlib.sha256(graph).digest()
         int8 = _INT8_GRAPHS.get(key)

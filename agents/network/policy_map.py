@@ -14,8 +14,8 @@ from typing import Final
 
 import numpy as np
 
-from yinsh_env.actions import MOVE_OFFSET, PASS_ACTION, RING_OFFSET, ROW_OFFSET
-from yinsh_env.geometry import (
+from yinsh_env.engine.actions import MOVE_OFFSET, PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from yinsh_env.engine.geometry import (
     MOVE_PAIRS,
     N_POINTS,
     POINTS,
@@ -23,7 +23,7 @@ from yinsh_env.geometry import (
     SEGMENT_DIRECTION,
     SEGMENTS,
 )
-from yinsh_env.observation import GRID
+from yinsh_env.envs.observation import GRID
 
 _CELLS: Final = GRID * GRID
 _MAX_DISTANCE: Final = max(

@@ -18,7 +18,7 @@ checkpoint (:mod:`agents.network.graphs`) in ONNX Runtime, so it needs no
 torch; ``backend=torch``, or a GPU, loads the checkpoint with torch instead.
 
 Making one from a run, and reading what a shipped file says about itself:
-:mod:`train.tools.pretrained` (docs/guide/pretrained.md says how the shipped
+:mod:`train.tools.ship_network` (docs/guide/pretrained.md says how the shipped
 one was made).
 """
 
@@ -31,13 +31,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from agents.network.agent import NetAgent
+from agents.network.checkpoint import CheckpointError, read_file
+from agents.network.graphs import GraphEvaluator, Precision, onnxruntime_available, shipped_graphs
+from agents.network.play_config import PlayConfig
 from agents.params import Backend, Device, OptionalSims, Seconds, Threads, checked
 from agents.search import BatchEvaluator
-
-from .agent import NetAgent
-from .checkpoint import CheckpointError, read_file
-from .config import PlayConfig
-from .graphs import GraphEvaluator, Precision, onnxruntime_available, shipped_graphs
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 WEIGHTS = WEIGHTS_DIR / "pretrained.pt"

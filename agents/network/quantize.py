@@ -30,7 +30,7 @@ from typing import Any, Final
 import numpy as np
 
 from agents.search import Leaf, network_leaf
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
 
 #: The evaluator signature used here (:data:`agents.search.BatchEvaluator`).
 Evaluate = Callable[[Sequence[Leaf]], tuple[list[np.ndarray], np.ndarray]]

@@ -1,7 +1,7 @@
 """A review's files: its JSON, the record annotated with it, and the graph of its values.
 
 For a record ``NAME.sgf`` (or ``.yinsh``, ``.json``) reviewed into a folder
-``DIR``: ``DIR/NAME.review.json`` (:meth:`~agents.review.core.Review.to_json`),
+``DIR``: ``DIR/NAME.review.json`` (:meth:`~agents.review.reviewer.Review.to_json`),
 ``DIR/NAME.review.yinsh`` (the game in the project's text format with a
 ``{...}`` note after every marked decision: the mark, the agent's preferred
 action, the values before and after, the loss), and
@@ -17,10 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agents.review.reviewer import MARKS, Review
 from yinsh_env import GameRecord, write_record
-from yinsh_env.atomic_write import write_file, write_text
-
-from .core import MARKS, Review
+from yinsh_env.util.atomic_write import write_file, write_text
 
 #: Colours of the marks in the graph and in the web page (Lichess's hues).
 MARK_COLOURS = {"inaccuracy": "#56b4e9", "mistake": "#e69f00", "blunder": "#d55e00"}

@@ -1,6 +1,6 @@
 """How steady and how right an agent's value is along real games, from its reviews.
 
-A review (:mod:`agents.review.core`) values every position of a game from
+A review (:mod:`agents.review.reviewer`) values every position of a game from
 White's side.  Along a game played by strong players a good value moves little
 from one position to the next, and does not lean toward whoever is to move.
 Three figures per agent, over the decisions that were not forced:
@@ -31,12 +31,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.infra.cli_args import agent_spec, input_file, int_in
+from agents.params import MAX_SEED
+from agents.review.reviewer import Review, check_values, review_record
+from agents.spec import make_agent
 from yinsh_env import Result, load_record
-
-from ..cli_args import agent_spec, input_file, int_in
-from ..protocol import MAX_SEED
-from ..spec import make_agent
-from .core import Review, check_values, review_record
 
 
 @dataclass(frozen=True)

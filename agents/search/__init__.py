@@ -16,12 +16,20 @@
   search from another thread (it returns its best so far).
 """
 
-from .analysis import ActionStats, Analysis, analysis_of
-from .core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
-from .rollout import RolloutEvaluator
-from .rules import PUCT, UCT, Gumbel, RootPlan, Rules, considered_visits, dirichlet_prior
-from .stopping import StopCondition, current_stop, stop_when
-from .tree import UNPROVEN, Leaf, Node, advance, backup
+from agents.search.analysis import ActionStats, Analysis, analysis_of
+from agents.search.core import BatchEvaluator, LeafMaker, Search, network_leaf, run_searches
+from agents.search.rollout import RolloutEvaluator
+from agents.search.rules import (
+    PUCT,
+    UCT,
+    Gumbel,
+    RootPlan,
+    Rules,
+    considered_visits,
+    dirichlet_prior,
+)
+from agents.search.stopping import StopCondition, current_stop, stop_when
+from agents.search.tree import UNPROVEN, Leaf, Node, advance, backup
 
 __all__ = [
     "PUCT",

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env.actions import action_to_str
-
-from .tree import UNPROVEN, Node
+from agents.search.tree import UNPROVEN, Node
+from yinsh_env.engine.actions import action_to_str
 
 
 @dataclass(frozen=True)

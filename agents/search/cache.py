@@ -1,7 +1,7 @@
 """Network evaluations remembered by position: a transposition-keyed cache in front of an evaluator.
 
 A network's answer depends on the position alone (its planes are a function
-of :meth:`~yinsh_env.state.State.key`, which :func:`~yinsh_env.observation.decode`
+of :meth:`~yinsh_env.engine.state.State.key`, which :func:`~yinsh_env.envs.observation.decode`
 inverts), so a position met again (a transposition inside one search, or,
 far more often, a position the previous decision's search already reached:
 the opponent's reply and our own next position) need not be evaluated again.
@@ -26,8 +26,8 @@ from typing import Final
 
 import numpy as np
 
-from .core import BatchEvaluator
-from .tree import Leaf
+from agents.search.core import BatchEvaluator
+from agents.search.tree import Leaf
 
 #: Positions remembered by default: several decisions' searches at 256 simulations.
 DEFAULT_CAPACITY: Final = 8192

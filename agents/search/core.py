@@ -19,13 +19,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from yinsh_env.observation import encode
-from yinsh_env.state import State
-
-from .analysis import Analysis, analysis_of
-from .rules import RootPlan, Rules
-from .stopping import StopCondition, current_stop
-from .tree import UNPROVEN, Leaf, Node, Path, backup, backup_proofs, white_value
+from agents.search.analysis import Analysis, analysis_of
+from agents.search.rules import RootPlan, Rules
+from agents.search.stopping import StopCondition, current_stop
+from agents.search.tree import UNPROVEN, Leaf, Node, Path, backup, backup_proofs, white_value
+from yinsh_env.engine.state import State
+from yinsh_env.envs.observation import encode
 
 #: Builds the :class:`Leaf` of the position the search stands on (``root``: the
 #: search's root); must not keep ``state``, which the search goes on to change.

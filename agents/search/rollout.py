@@ -3,7 +3,7 @@
 Random play to the end of a YINSH game says little (rows form by chance, most
 games end with the pool), so a rollout stops after ``rollout_limit`` random
 decisions and is scored by the evaluation's odds
-(:func:`agents.heuristics.evaluate`, one ring up being about 3 to 1), and the
+(:func:`agents.baselines.heuristics.evaluate`, one ring up being about 3 to 1), and the
 leaf's value mixes that rollout result with the evaluation of the leaf itself,
 weight ``eval_weight`` (the mixing AlphaGo used for its value network and
 rollouts).  ``rollout_limit=0, eval_weight=0`` is plain rollouts to the end;
@@ -24,10 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from yinsh_env.state import WHITE, State
-
-from ..heuristics import RING_VALUE, evaluate
-from .tree import Leaf
+from agents.baselines.heuristics import RING_VALUE, evaluate
+from agents.search.tree import Leaf
+from yinsh_env.engine.state import WHITE, State
 
 #: Evaluation units per logit when a cut-off rollout is scored.
 _EVAL_SCALE = RING_VALUE

@@ -28,8 +28,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .tree import Node, softmax
-from .visited import interior_edge, root_edge
+from agents.search.tree import Node, softmax
+from agents.search.visited import interior_edge, root_edge
 
 # --- scores ------------------------------------------------------------------------
 

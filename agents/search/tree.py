@@ -27,7 +27,7 @@ from typing import Final
 
 import numpy as np
 
-from yinsh_env.state import WHITE, State
+from yinsh_env.engine.state import WHITE, State
 
 #: ``Node.proven`` of a node that is not a proven win for anyone.
 UNPROVEN: Final = -1

@@ -21,7 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .tree import Node
+from agents.search.tree import Node
 
 
 class Sigma(Protocol):

@@ -29,23 +29,23 @@ stale; every answer is JSON with a short error.
 * :mod:`agents.web.clients`: who is asking: only the page may change state; each
   client has its own games.
 * :mod:`agents.web.position`: the position as the page draws it; pasted text read.
-* :mod:`agents.web.errors`: refusals with their status, quoting bounded slices.
+* :mod:`agents.web.http_errors`: refusals with their status, quoting bounded slices.
 * :mod:`agents.web.reviews`: a game review as one bounded, cancellable job.
-* :mod:`agents.web.analysis`: an agent's view of a position (value, priors, visits).
-* :mod:`agents.web.geometry`: the board layout, from :mod:`yinsh_env.render`.
+* :mod:`agents.web.position_analysis`: an agent's view of a position (value, priors, visits).
+* :mod:`agents.web.board_geometry`: the board layout, from :mod:`yinsh_env.render`.
 * :mod:`agents.web.browser`: headless Chromium for the tests and screenshots.
-* :mod:`agents.web.notebook`: the app inside a notebook.
+* :mod:`agents.web.notebook_app`: the app inside a notebook.
 * ``static/``: the page (HTML, JavaScript, CSS; no external assets).
 """
 
 from __future__ import annotations
 
-from .analysis import Analysis, MoveInfo, analyse
-from .errors import SessionError
-from .policy import AgentPolicy
-from .server import AppConfig, YinshServer, serve
-from .session import HUMAN, GameSession
-from .store import SessionStore
+from agents.web.http_errors import SessionError
+from agents.web.policy import AgentPolicy
+from agents.web.position_analysis import Analysis, MoveInfo, analyse
+from agents.web.server import AppConfig, YinshServer, serve
+from agents.web.session import HUMAN, GameSession
+from agents.web.store import SessionStore
 
 __all__ = [
     "HUMAN",

@@ -31,7 +31,7 @@ import re
 import secrets
 from email.message import Message
 
-from .errors import SessionError, clip
+from agents.web.http_errors import SessionError, clip
 
 #: The cookie that names a client.
 COOKIE = "yinsh_client"

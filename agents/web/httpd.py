@@ -20,7 +20,7 @@ other machines needs:
   at most :data:`MAX_INT_DIGITS` digits and finite numbers only;
 * every answer, for every method and every failure (a malformed request line,
   headers too long, an unknown method, a bug), is JSON ``{"error": ...}``
-  with a short message (:mod:`agents.web.errors`), except the page's own files
+  with a short message (:mod:`agents.web.http_errors`), except the page's own files
   and record downloads; a refusal is always 4xx (an unknown method 405, an
   unsupported HTTP version 400), and 503 only when the server is full.
 """
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from .errors import SessionError, clip, short
+from agents.web.http_errors import SessionError, clip, short
 
 #: Threads handling connections at most.
 REQUEST_WORKERS = 32

@@ -20,8 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import Agent
-from ..search.stopping import stop_when
+from agents.base import Agent
+from agents.search.stopping import stop_when
 
 #: Threads the agents of one server think on at most.
 THINK_WORKERS = 8

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec import (
+from agents.spec import (
     AgentSpecError,
     agent_parameters,
     check_spec,
@@ -43,7 +43,7 @@ from ..spec import (
     registered_agents,
     spec_params,
 )
-from .errors import Refused, SessionError, clip
+from agents.web.http_errors import Refused, SessionError, clip
 
 #: Simulations per decision a client may ask of a search (``mcts``, ``pretrained``).
 MAX_SIMS = 5000

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.web.http_errors import ECHO_LIMIT, SessionError, short
 from yinsh_env import (
     MOVE_OFFSET,
     RING_OFFSET,
@@ -23,11 +24,9 @@ from yinsh_env import (
     read_sgf,
     str_to_action,
 )
-from yinsh_env.actions import action_kind
-from yinsh_env.geometry import MOVE_PAIRS, POINT_NAMES, SEGMENTS
+from yinsh_env.engine.actions import action_kind
+from yinsh_env.engine.geometry import MOVE_PAIRS, POINT_NAMES, SEGMENTS
 from yinsh_env.render import describe
-
-from .errors import ECHO_LIMIT, SessionError, short
 
 SIDES = ("white", "black")
 

@@ -3,7 +3,7 @@
 The page's **Review** asks the analysis agent (admitted by the server's
 :class:`~agents.web.policy.AgentPolicy` like any analysis: the whitelist and
 its ceilings on simulations) to review the game on the board
-(:func:`agents.review.core.review_game`).  The review runs as a
+(:func:`agents.review.reviewer.review_game`).  The review runs as a
 :class:`~agents.web.jobs.Job` on the server's bounded pool, never on the
 request path.  One review's work is bounded: it covers the game's decisions
 when it was asked for, and stops after :data:`REVIEW_SECONDS` seconds,
@@ -19,12 +19,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.base import Agent
+from agents.params import clip
+from agents.review import check_values, review_game
+from agents.web.jobs import Job
 from yinsh_env import State
-
-from ..base import Agent
-from ..params import clip
-from ..review import check_values, review_game
-from .jobs import Job
 
 #: Seconds one review started from the browser may take; then it stops and keeps its part.
 REVIEW_SECONDS = 120.0

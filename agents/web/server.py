@@ -43,7 +43,7 @@ What a client may not do, whatever it sends:
   (:mod:`agents.web.httpd`);
 * **get a 500 or an echo of its input**: refusals are 4xx (400 malformed,
   403 not permitted, 404, 405, 409, 411, 413, 415) with a short JSON error
-  quoting at most :data:`~agents.web.errors.ECHO_LIMIT` characters of any
+  quoting at most :data:`~agents.web.http_errors.ECHO_LIMIT` characters of any
   value; every method on every path answers JSON, except the page's files;
 * **reach the API across sites**: requests whose ``Host`` is not the
   address served are refused (DNS rebinding); every request that may change
@@ -107,14 +107,14 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .clients import check_same_origin, client_token, cookie_header, new_token
-from .errors import SessionError, clip
-from .geometry import board_geometry
-from .httpd import BoundedHTTPServer, JSONRequestHandler
-from .jobs import THINK_WORKERS
-from .policy import MAX_SECONDS, MAX_SIMS, AgentPolicy
-from .session import HUMAN, GameSession
-from .store import MAX_GAMES, SessionStore
+from agents.web.board_geometry import board_geometry
+from agents.web.clients import check_same_origin, client_token, cookie_header, new_token
+from agents.web.http_errors import SessionError, clip
+from agents.web.httpd import BoundedHTTPServer, JSONRequestHandler
+from agents.web.jobs import THINK_WORKERS
+from agents.web.policy import MAX_SECONDS, MAX_SIMS, AgentPolicy
+from agents.web.session import HUMAN, GameSession
+from agents.web.store import MAX_GAMES, SessionStore
 
 #: The page's files: URL name -> (package file, content type).  Nothing else is served.
 STATIC = {

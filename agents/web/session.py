@@ -28,6 +28,21 @@ import threading
 import time
 from typing import Any
 
+from agents.base import Agent, AgentFailure
+from agents.spec import AgentSpecError, make_agent
+from agents.web.http_errors import SessionError, clip
+from agents.web.jobs import Job, Workers, close_agent_later
+from agents.web.policy import Admitted, AgentPolicy
+from agents.web.position import (
+    SIDES,
+    action_points,
+    flipped_markers,
+    last_action_json,
+    parse_game_text,
+    position_json,
+)
+from agents.web.position_analysis import Analysis, analyse
+from agents.web.reviews import review_job, running
 from yinsh_env import (
     GameRecord,
     State,
@@ -36,22 +51,6 @@ from yinsh_env import (
     write_record,
     write_sgf,
 )
-
-from ..base import Agent, AgentFailure
-from ..spec import AgentSpecError, make_agent
-from .analysis import Analysis, analyse
-from .errors import SessionError, clip
-from .jobs import Job, Workers, close_agent_later
-from .policy import Admitted, AgentPolicy
-from .position import (
-    SIDES,
-    action_points,
-    flipped_markers,
-    last_action_json,
-    parse_game_text,
-    position_json,
-)
-from .reviews import review_job, running
 
 HUMAN = "human"
 

@@ -20,14 +20,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.params import MAX_SEED
+from agents.web.http_errors import SessionError, clip
+from agents.web.jobs import THINK_WORKERS, Workers
+from agents.web.policy import AgentPolicy
+from agents.web.position import parse_game_text
+from agents.web.session import HUMAN, GameSession
 from yinsh_env import State
-
-from ..protocol import MAX_SEED
-from .errors import SessionError, clip
-from .jobs import THINK_WORKERS, Workers
-from .policy import AgentPolicy
-from .position import parse_game_text
-from .session import HUMAN, GameSession
 
 #: Games one server keeps at most.
 MAX_GAMES = 64

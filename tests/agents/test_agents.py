@@ -8,14 +8,14 @@ import pytest
 from helpers import position_text
 
 from agents import AgentSpecError, make_agent
-from agents.alphabeta import AlphaBetaAgent
 from agents.base import Agent
-from agents.greedy import GreedyAgent, best_turn_value
-from agents.heuristics import WIN_SCORE, evaluate, mobility, threat_counts
-from agents.mcts import MCTSAgent
+from agents.baselines.alphabeta import AlphaBetaAgent
+from agents.baselines.greedy import GreedyAgent, best_turn_value
+from agents.baselines.heuristics import WIN_SCORE, evaluate, mobility, threat_counts
+from agents.baselines.mcts import MCTSAgent
 from yinsh_env import BLACK, MOVE, OVER, WHITE, State, action_to_str
-from yinsh_env.geometry import SEGMENT_MASK
-from yinsh_env.state import PASS_ACTION
+from yinsh_env.engine.geometry import SEGMENT_MASK
+from yinsh_env.engine.state import PASS_ACTION
 
 
 def position(

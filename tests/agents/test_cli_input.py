@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import Agent, AgentSpecError, make_agent, register_agent
-from agents.cli_args import (
+from agents.evaluation.eval_cli import main as eval_main
+from agents.infra.cli_args import (
     PathError,
     any_path,
     input_dir,
@@ -33,14 +34,13 @@ from agents.cli_args import (
     output_dir,
     output_file,
 )
-from agents.evaluation.eval_cli import main as eval_main
-from agents.play import main as play_main
-from train.checkpoint import CheckpointError, read_file
-from train.cli import main as train_main
+from agents.play.play_cli import main as play_main
 from train.config import ConfigError, load_config
+from train.run_checkpoint import CheckpointError, read_file
 from train.tools.curve import main as curve_main
 from train.tools.plot import main as plot_main
-from train.tools.pretrained import main as pretrained_main
+from train.tools.ship_network import main as pretrained_main
+from train.train_cli import main as train_main
 from yinsh_env import State
 
 
@@ -289,7 +289,7 @@ def _write_bad_files(folder: Path, good: Path) -> dict[str, Path]:
 def bad_checkpoints(
     tmp_path_factory: pytest.TempPathFactory, tiny_run_dir: Path
 ) -> dict[str, Path]:
-    from train.checkpoint import latest_checkpoint
+    from train.run_checkpoint import latest_checkpoint
 
     good = latest_checkpoint(tiny_run_dir)
     assert good is not None
@@ -327,7 +327,7 @@ def test_an_unusable_checkpoint_is_one_line_naming_it(
 def test_a_checkpoint_with_non_finite_weights_is_refused_naming_the_tensor(
     value: float, tiny_run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.checkpoint import latest_checkpoint
+    from train.run_checkpoint import latest_checkpoint
 
     good = latest_checkpoint(tiny_run_dir)
     assert good is not None

@@ -14,7 +14,7 @@ from helpers import random_game
 
 from agents import AgentSpecError, make_agent
 from agents.network.agent import NetAgent
-from agents.protocol import EngineSession
+from agents.protocol.line_protocol import EngineSession
 from agents.search.budget import MAX_PLANNED, SimulationRate
 from yinsh_env import MOVE, State
 

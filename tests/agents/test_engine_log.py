@@ -13,7 +13,9 @@ import pytest
 from agents import make_agent
 from yinsh_env import State
 
-ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
+ENGINE = (
+    shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.protocol.engine_cli"
+)
 
 
 def test_a_log_fifo_without_a_reader_fails_the_decision_naming_it(tmp_path: Path) -> None:

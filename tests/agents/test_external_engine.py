@@ -15,11 +15,13 @@ import pytest
 
 from agents import Agent, AgentFailure, AgentSpecError, make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
-from agents.external import ExternalAgent
+from agents.protocol.external_engine import ExternalAgent
 from yinsh_env import MOVE, State, action_to_str
-from yinsh_env.records import load_record
+from yinsh_env.records.formats import load_record
 
-ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
+ENGINE = (
+    shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.protocol.engine_cli"
+)
 #: Spec parameters for an engine that must not time out: generous beside the
 #: seconds an answer or a start takes, however busy the machine.
 PATIENT = "timeout=120,startup=300"
@@ -35,7 +37,7 @@ FAKE_ENGINE = textwrap.dedent(
     """
     import os, sys, time
     from agents import make_agent
-    from agents.protocol import EngineSession
+    from agents.protocol.line_protocol import EngineSession
 
     mode, when = sys.argv[1], int(sys.argv[2])
     if len(sys.argv) > 3:

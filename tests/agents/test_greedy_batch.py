@@ -1,4 +1,4 @@
-"""The greedy baseline for many games at once (agents.greedy_batch, GreedyAgent.act_batch)."""
+"""The greedy baseline for many games at once (greedy_batch, GreedyAgent.act_batch)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 from helpers import random_positions
 
 from agents import make_agent
-from agents.greedy import GreedyAgent, best_turn_value
-from agents.greedy_batch import GreedyOpponent
-from yinsh_env.observation import encode
-from yinsh_env.state import State
+from agents.baselines.greedy import GreedyAgent, best_turn_value
+from agents.baselines.greedy_batch import GreedyOpponent
+from yinsh_env.engine.state import State
+from yinsh_env.envs.observation import encode
+from yinsh_env.vector.batch_agents import StateOpponent, batch_opponent, random_legal
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.opponents import StateOpponent, batch_opponent, random_legal
 
 
 def batch(states: list[State]) -> tuple[np.ndarray, np.ndarray]:
@@ -31,7 +31,7 @@ def test_greedy_asked_per_game_chooses_as_the_scalar_greedy() -> None:
 
 def test_batched_greedy_values_every_action_as_the_scalar_greedy() -> None:
     """Every legal action's value (the mover's turn finished greedily, then evaluated)
-    equals agents.greedy's exactly, so the choice is one of the scalar agent's best."""
+    equals agents.baselines.greedy's exactly, so the choice is one of the scalar agent's best."""
     states = random_positions(80, seed=3)
     planes, masks = batch(states)
     greedy = GreedyOpponent()

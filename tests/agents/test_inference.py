@@ -212,7 +212,7 @@ def test_the_gathered_graph_answers_as_the_raw_graph_gathered() -> None:
 
     from agents.network.network import raw_gather
     from agents.network.onnx_inference import export_onnx
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     model = tiny_model(5)
     planes = np.stack([encode(s) for s in game_positions(12, seed=6)])

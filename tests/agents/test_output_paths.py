@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.cli_args import PathError, output_file
 from agents.evaluation.eval_cli import main as eval_main
-from agents.play import main as play_main
+from agents.infra.cli_args import PathError, output_file
+from agents.play.play_cli import main as play_main
 
 
 def test_a_device_or_a_pipe_is_a_valid_output(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_a_record_through_a_symlink_writes_its_target(tmp_path: Path) -> None:
 
 
 def test_a_record_to_dev_stdout_is_printed_into_a_pipe() -> None:
-    code = "from agents.play import main; raise SystemExit(main())"
+    code = "from agents.play.play_cli import main; raise SystemExit(main())"
     argv = ["random", "random", "--quiet", "--seed", "1", "--record", "/dev/stdout"]
     done = subprocess.run(
         [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agents import Agent, AgentFailure, spec
-from agents.play import main
+from agents.play.play_cli import main
 from yinsh_env import State
-from yinsh_env.records import load_record, read_record
+from yinsh_env.records.formats import load_record, read_record
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,7 +124,17 @@ def test_failing_agent_forfeits_with_exit_1(capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.slow
 def test_command_line_smoke() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "agents.play", "greedy", "random", "--seed", "3", "--every", "0"],
+        [
+            sys.executable,
+            "-m",
+            "agents.play.play_cli",
+            "greedy",
+            "random",
+            "--seed",
+            "3",
+            "--every",
+            "0",
+        ],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
@@ -133,7 +143,7 @@ def test_command_line_smoke() -> None:
     assert run.returncode == 0, run.stderr
     assert "[Result " in run.stdout and ("wins" in run.stdout or "Draw" in run.stdout)
     bad = subprocess.run(
-        [sys.executable, "-m", "agents.play", "bogus"],
+        [sys.executable, "-m", "agents.play.play_cli", "bogus"],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,

@@ -12,8 +12,8 @@ from helpers import tiny_training_run
 from agents import make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.network import pretrained
-from train.checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
-from train.tools import pretrained as pretrained_tool
+from train.run_checkpoint import CheckpointError, checkpoint_path, latest_checkpoint, read_file
+from train.tools import ship_network as pretrained_tool
 from train.tools.curve import (
     CurvePoint,
     branch_start,
@@ -151,8 +151,8 @@ def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:
     pytest.importorskip("onnxruntime", reason='optional extra: pip install -e ".[onnx]"')
     from agents.network.inference import NetworkEvaluator
     from agents.network.onnx_inference import OnnxEvaluator, make_evaluator
-    from train.checkpoint import load_model
-    from yinsh_env.observation import GRID, N_PLANES
+    from train.run_checkpoint import load_model
+    from yinsh_env.envs.observation import GRID, N_PLANES
 
     model, _, _ = load_model(run_dir)
     planes = torch.rand(7, GRID, GRID, N_PLANES)

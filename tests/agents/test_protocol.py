@@ -15,9 +15,9 @@ import threading
 import pytest
 
 from agents import Agent, AgentFailure, RandomAgent, make_agent, register_agent
-from agents.alphabeta import AlphaBetaAgent
-from agents.mcts import MCTSAgent
-from agents.protocol import (
+from agents.baselines.alphabeta import AlphaBetaAgent
+from agents.baselines.mcts import MCTSAgent
+from agents.protocol.line_protocol import (
     MAX_GO_SECONDS,
     MAX_GO_SIMS,
     MAX_LINE_BYTES,
@@ -26,10 +26,12 @@ from agents.protocol import (
     serve,
 )
 from yinsh_env import ROW, State, action_to_str, str_to_action
-from yinsh_env.actions import RING_OFFSET, ROW_OFFSET
+from yinsh_env.engine.actions import RING_OFFSET, ROW_OFFSET
 
 #: The engine program: the console script when installed, else the module.
-ENGINE = shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.engine_cli"
+ENGINE = (
+    shutil.which("yinsh-engine") or f"{shlex.quote(sys.executable)} -m agents.protocol.engine_cli"
+)
 
 
 class BudgetRecorder(RandomAgent):
@@ -391,7 +393,7 @@ class Chatty(RandomAgent):
 def test_engine_cli_keeps_agent_prints_off_the_protocol(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agents import engine_cli
+    from agents.protocol import engine_cli
 
     register_agent("test-chatty", Chatty)
     stdin = io.TextIOWrapper(io.BytesIO(b"go\nquit\n"))

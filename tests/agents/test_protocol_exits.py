@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents import RandomAgent
-from agents.protocol import EngineSession
+from agents.protocol.line_protocol import EngineSession
 from yinsh_env import State
 
 

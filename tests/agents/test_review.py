@@ -9,11 +9,11 @@ import pytest
 from helpers import THROWN_AWAY
 
 from agents import register_agent
-from agents.mcts import MCTSAgent
+from agents.baselines.mcts import MCTSAgent
 from agents.review import MARKS, Review, check_values, mark_of, review_game, review_record
-from agents.review.cli import main as review_main
-from agents.review.core import move_accuracy
 from agents.review.output import json_text
+from agents.review.review_cli import main as review_main
+from agents.review.reviewer import move_accuracy
 from agents.search import Analysis
 from agents.spec import make_agent
 from yinsh_env import GameRecord, State, load_record, read_record, write_record

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from agents.base import Agent
+from agents.infra.worker_pool import SignalExit
 from agents.review import review_game
-from agents.review.cli import main as review_main
-from agents.review.core import check_values
+from agents.review.review_cli import main as review_main
+from agents.review.reviewer import check_values
 from agents.search import Analysis
-from agents.web.errors import SessionError
+from agents.web.http_errors import SessionError
 from agents.web.position import parse_game_text
-from agents.worker_pool import SignalExit
 from yinsh_env import State, action_to_str
-from yinsh_env.records import RecordError, read_record
-from yinsh_env.sgf import read_sgf
+from yinsh_env.records.formats import RecordError, read_record
+from yinsh_env.records.sgf import read_sgf
 
 NOT_YINSH = {
     "go.sgf": "(;GM[1]FF[4]SZ[19];B[pd];W[dp])",

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from agents.base import RandomAgent
-from agents.mcts import MCTSAgent
-from agents.network.mcts import search_rules
+from agents.baselines.mcts import MCTSAgent
+from agents.network.search_rules import search_rules
 from agents.search import (
     PUCT,
     UCT,

@@ -11,7 +11,7 @@ from helpers import random_game
 
 from agents import make_agent
 from agents.network.agent import NetAgent
-from agents.network.mcts import search_rules
+from agents.network.search_rules import search_rules
 from agents.search import Leaf, Search, network_leaf, run_searches
 from agents.search.cache import EvaluationCache
 from train.config import SearchConfig

@@ -27,7 +27,7 @@ from agents.network.export_onnx import BOUNDS, Agreement, compare, graph_agreeme
 from agents.network.export_onnx import main as export_main
 from agents.network.graphs import SHIPPED_PRECISIONS, GraphEvaluator, file_sha256, shipped_graphs
 from agents.network.pretrained import WEIGHTS_DIR, PretrainedAgent, shipped_weights, weights_path
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +162,7 @@ for module in SCRIPT_MODULES:  # every console script but yinsh-train, and the v
 from agents import make_agent
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.match import play_match
-from agents.play import main as play_main
+from agents.play.play_cli import main as play_main
 
 game = play_match([make_agent("pretrained:sims=2", seed=1), make_agent("greedy", seed=2)])
 print("result", game.result.value, game.termination.value, game.state.ply)
@@ -234,7 +234,7 @@ def test_exporting_a_shipped_network_writes_its_graphs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("onnx", reason="exporting needs the train extra")
-    from train.tools import pretrained as pretrained_tool
+    from train.tools import ship_network as pretrained_tool
 
     monkeypatch.setattr(pretrained_tool, "WEIGHTS", tmp_path / "pretrained.pt")
     assert pretrained_tool.main(["export", str(weights_path("anchor-v1"))]) == 0

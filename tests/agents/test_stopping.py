@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from agents.alphabeta import AlphaBetaAgent
-from agents.mcts import MCTSAgent
+from agents.baselines.alphabeta import AlphaBetaAgent
+from agents.baselines.mcts import MCTSAgent
 from agents.params import MAX_SIMS
 from agents.search import (
     PUCT,

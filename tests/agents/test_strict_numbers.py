@@ -8,11 +8,11 @@ import argparse
 import pytest
 
 from agents import make_agent
-from agents.cli_args import int_in, number_in
-from agents.network.config import play_config
-from agents.protocol import EngineSession
+from agents.infra.cli_args import int_in, number_in
+from agents.network.play_config import play_config
+from agents.protocol.line_protocol import EngineSession
 from agents.spec import AgentSpecError, check_spec
-from yinsh_env.numeric_text import is_int_text, parse_float, parse_int
+from yinsh_env.util.numeric_text import is_int_text, parse_float, parse_int
 
 LENIENT = ["3_0", "\u0663", "\u0662", " 3", "3\n", "\uff13", "1_0.5", "0x10", "3 "]
 

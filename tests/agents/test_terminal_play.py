@@ -11,7 +11,7 @@ import pytest
 from helpers import pieces, position_text
 
 from agents import make_agent
-from agents.terminal import TerminalGame
+from agents.play.terminal import TerminalGame
 from yinsh_env import State, read_record
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_yinsh_play_human_from_the_command_line(colour: str, first: str) -> None
         [
             sys.executable,
             "-m",
-            "agents.play",
+            "agents.play.play_cli",
             "--human",
             colour,
             "--opponent",
@@ -126,7 +126,7 @@ def test_yinsh_play_human_from_the_command_line(colour: str, first: str) -> None
 @pytest.mark.slow
 def test_yinsh_play_rejects_a_bad_opponent() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "agents.play", "--human", "white", "--opponent", "nosuch"],
+        [sys.executable, "-m", "agents.play.play_cli", "--human", "white", "--opponent", "nosuch"],
         input="",
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import torch
 from agents import AgentSpecError, make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.match import VariantMismatchError
-from train.checkpoint import checkpoint_path
+from train.run_checkpoint import checkpoint_path
 from yinsh_env import State
 
 

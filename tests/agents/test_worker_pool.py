@@ -1,6 +1,6 @@
 """Worker pools interrupted by a signal at any moment: no lock left held, a bounded exit.
 
-The signal handler of :func:`agents.worker_pool.exit_on_signals` runs in the
+The signal handler of :func:`agents.infra.worker_pool.exit_on_signals` runs in the
 main thread between two bytecodes; these tests call it at every bytecode of
 draining a pool in turn (through an opcode tracer), a superset of the
 moments where CPython can run it.
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from agents import worker_pool
-from agents.worker_pool import results_as_finished
+from agents.infra import worker_pool
+from agents.infra.worker_pool import results_as_finished
 
 #: Generous: joining threads that are done takes milliseconds, even on a loaded machine.
 JOIN_BOUND = 60.0

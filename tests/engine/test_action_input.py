@@ -28,8 +28,8 @@ from yinsh_env import (
     raw_env,
     str_to_action,
 )
-from yinsh_env.action_input import as_action
-from yinsh_env.gym_env import YinshGymEnv
+from yinsh_env.engine.action_input import as_action
+from yinsh_env.envs.gym_env import YinshGymEnv
 
 torch = pytest.importorskip("torch")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from yinsh_env import geometry as g
+from yinsh_env.engine import geometry as g
 
 
 def test_counts_match_the_rules() -> None:

@@ -17,15 +17,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.cli_args import PathError, input_file
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.ratings_cli import main as ratings_main
-from agents.review.cli import main as review_main
-from yinsh_env import IllegalActionError, RecordError, env, load_record, raw_env, records
-from yinsh_env.bga import read_bga_json
-from yinsh_env.gym_env import YinshGymEnv
-from yinsh_env.record_text import read_record
-from yinsh_env.sgf import read_sgf
+from agents.infra.cli_args import PathError, input_file
+from agents.review.review_cli import main as review_main
+from yinsh_env import IllegalActionError, RecordError, env, load_record, raw_env
+from yinsh_env.envs.gym_env import YinshGymEnv
+from yinsh_env.records import formats as records
+from yinsh_env.records.bga import read_bga_json
+from yinsh_env.records.record_text import read_record
+from yinsh_env.records.sgf import read_sgf
 
 HUGE = "x" * 1_000_000
 

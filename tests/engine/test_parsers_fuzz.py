@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import make_agent
-from agents.protocol import EngineSession, serve
+from agents.protocol.line_protocol import EngineSession, serve
 from train.config import ConfigError, apply_override, config_from_dict
 from yinsh_env import (
     GameRecord,

@@ -37,7 +37,7 @@ from yinsh_env import (
     action_kind,
     str_to_action,
 )
-from yinsh_env.geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINT_BIT, SEGMENTS
+from yinsh_env.engine.geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINT_BIT, SEGMENTS
 
 TOTAL_MARKERS = 51
 RINGS_PER_PLAYER = 5

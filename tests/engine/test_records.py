@@ -465,7 +465,7 @@ def test_malformed_bga_names_the_line(what: str, text: str, line: int, words: st
 
 
 def test_formats_are_registered_by_suffix(tmp_path: Path) -> None:
-    from yinsh_env.records import FORMATS, RecordFormat, format_for, register_format
+    from yinsh_env.records.formats import FORMATS, RecordFormat, format_for, register_format
 
     assert {".yinsh", ".sgf", ".json"} <= set(FORMATS)
     assert format_for("a/GAME.SGF").name == "boardspace sgf"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from yinsh_env import MOVE_OFFSET, NotationError, State, action_to_str
-from yinsh_env.geometry import LINE_DIRECTIONS, POINT_INDEX, POINT_NAMES, POINTS
+from yinsh_env.engine.geometry import LINE_DIRECTIONS, POINT_INDEX, POINT_NAMES, POINTS
 from yinsh_env.render import (
     ansi_board,
     picture_size,

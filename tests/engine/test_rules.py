@@ -26,7 +26,7 @@ from yinsh_env import (
     State,
     str_to_action,
 )
-from yinsh_env.geometry import NAME_TO_POINT
+from yinsh_env.engine.geometry import NAME_TO_POINT
 
 # --- helpers -----------------------------------------------------------------
 

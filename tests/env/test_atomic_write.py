@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from yinsh_env.atomic_write import write_atomic, write_bytes, write_file, write_text
+from yinsh_env.util.atomic_write import write_atomic, write_bytes, write_file, write_text
 
 
 def _fails_half_way(handle: object) -> None:

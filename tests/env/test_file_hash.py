@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from yinsh_env import file_hash
-from yinsh_env.file_hash import NotARegularFile, file_sha256
+from yinsh_env.util import file_hash
+from yinsh_env.util.file_hash import NotARegularFile, file_sha256
 
 
 def test_a_file_is_hashed_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

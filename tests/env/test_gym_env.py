@@ -14,8 +14,8 @@ from helpers import LAST_MARKER, OPPONENT_ROW, OWN_ROW
 
 from agents import RandomAgent, make_agent
 from yinsh_env import IllegalActionError, PositionError, State, str_to_action
-from yinsh_env.gym_env import GYM_ID, YinshGymEnv
-from yinsh_env.observation import decode
+from yinsh_env.envs.gym_env import GYM_ID, YinshGymEnv
+from yinsh_env.envs.observation import decode
 
 
 def first_legal(env: YinshGymEnv) -> int:
@@ -50,7 +50,7 @@ def test_registered_id_and_make() -> None:
     assert mask.dtype == np.int8 and mask.shape == (2142,)
     assert mask[env.action_space.sample(mask=mask)] == 1  # Gymnasium's masked sampling takes it
     assert env.observation_space.contains(obs)
-    assert gym.make("yinsh_env.gym_env:Yinsh-v0").spec.id == GYM_ID
+    assert gym.make("yinsh_env.envs.gym_env:Yinsh-v0").spec.id == GYM_ID
 
 
 def test_observation_is_the_learners_view() -> None:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from yinsh_env import ACTION_SYMMETRIES, N_ACTIONS, N_SYMMETRIES, SYMMETRIES, PositionError, State
-from yinsh_env.aec_env import raw_env
-from yinsh_env.geometry import POINTS
-from yinsh_env.observation import (
+from yinsh_env.engine.geometry import POINTS
+from yinsh_env.envs.aec_env import raw_env
+from yinsh_env.envs.observation import (
     BOARD_PLANE,
     N_PLANES,
     OBS_SHAPE,

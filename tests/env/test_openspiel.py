@@ -18,11 +18,11 @@ pyspiel = pytest.importorskip("pyspiel", reason='optional extra: pip install -e 
 
 from open_spiel.python.algorithms import mcts  # noqa: E402
 
-import yinsh_env.openspiel as yinsh_spiel  # noqa: E402
+import yinsh_env.envs.openspiel as yinsh_spiel  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents.evaluation.arena import MatchSettings, run_arena  # noqa: E402
 from yinsh_env import ACTION_NAMES, N_ACTIONS, IllegalActionError, State  # noqa: E402
-from yinsh_env.observation import encode  # noqa: E402
+from yinsh_env.envs.observation import encode  # noqa: E402
 
 
 def random_states(rings_to_win: int, seed: int) -> list[pyspiel.State]:
@@ -173,11 +173,11 @@ def test_openspiel_mcts_agent_plays_in_the_arena() -> None:
 
 def test_the_package_does_not_import_openspiel_and_the_module_says_how_to_install_it() -> None:
     code = (
-        "import sys, yinsh_env, agents, yinsh_env.aec_env, yinsh_env.gym_env\n"
+        "import sys, yinsh_env, agents, yinsh_env.envs.aec_env, yinsh_env.envs.gym_env\n"
         "assert 'pyspiel' not in sys.modules\n"
         "sys.modules['pyspiel'] = None\n"
         "try:\n"
-        "    import yinsh_env.openspiel\n"
+        "    import yinsh_env.envs.openspiel\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )

@@ -1,4 +1,4 @@
-"""Opponent pools, curricula and leagues (yinsh_env.opponents), alone and in Yinsh-v0."""
+"""Opponent pools, curricula and leagues (yinsh_env.envs.matchmaking), alone and in Yinsh-v0."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from agents import AgentSpecError, GreedyAgent, RandomAgent
 from agents.league import curriculum_from_specs, pool_from_specs
-from yinsh_env.gym_env import YinshGymEnv
-from yinsh_env.opponents import (
+from yinsh_env.envs.gym_env import YinshGymEnv
+from yinsh_env.envs.matchmaking import (
     Curriculum,
     Entry,
     League,

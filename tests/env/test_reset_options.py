@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from yinsh_env import State, env
-from yinsh_env.gym_env import YinshGymEnv
+from yinsh_env.envs.gym_env import YinshGymEnv
 
 
 def _resets() -> list[Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents import make_agent
-from yinsh_env.opponents import OpponentPool
+from yinsh_env.envs.matchmaking import OpponentPool
+from yinsh_env.vector.batch_agents import random_legal
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.opponents import random_legal
 
 
 def test_an_empty_pool_is_a_sampler_filled_before_the_first_reset() -> None:

@@ -1,6 +1,6 @@
 """The batched engine against the scalar one, ply by ply (yinsh_env.vector).
 
-Games are played by the scalar :class:`~yinsh_env.state.State` with random
+Games are played by the scalar :class:`~yinsh_env.engine.state.State` with random
 legal actions, and the same actions are applied to a :class:`BatchState` of
 all the games at once; at every ply the legal masks, the observation planes
 (from both sides), the game ends, winners, end reasons and rewards must be
@@ -17,13 +17,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from yinsh_env.actions import PASS_ACTION
-from yinsh_env.observation import encode as scalar_encode
-from yinsh_env.state import State
+from yinsh_env.engine.actions import PASS_ACTION
+from yinsh_env.engine.state import State
+from yinsh_env.envs.observation import encode as scalar_encode
 from yinsh_env.vector import BatchState, apply, from_states, new_batch, outcome, to_state
+from yinsh_env.vector.batch_agents import random_legal
 from yinsh_env.vector.legal import random_draws, refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
-from yinsh_env.vector.opponents import random_legal
 from yinsh_env.vector.step import play_random_turns
 from yinsh_env.vector.tables import MOVE, N_PHASES, PLACE, RING, ROW
 

@@ -19,12 +19,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 from gymnasium.vector import AutoresetMode
 
-from yinsh_env.errors import IllegalActionError, NotAnActionError
-from yinsh_env.gym_env import YinshGymEnv
-from yinsh_env.opponents import OpponentPool
+from yinsh_env.engine.errors import IllegalActionError, NotAnActionError
+from yinsh_env.envs.gym_env import YinshGymEnv
+from yinsh_env.envs.matchmaking import OpponentPool
 from yinsh_env.vector import to_state
+from yinsh_env.vector.batch_agents import RandomOpponent, random_legal
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.opponents import RandomOpponent, random_legal
 from yinsh_env.vector.shaping import ShapedReward
 
 
@@ -293,7 +293,7 @@ def test_a_batch_opponent_is_asked_for_all_its_games_at_once() -> None:
 def test_several_opponents_each_see_their_own_games_in_one_round() -> None:
     """A pool's opponents are asked in turn, their moves applied together: each is
     shown its own games' planes and masks, as the scalar env would show them."""
-    from yinsh_env.observation import decode
+    from yinsh_env.envs.observation import decode
 
     class Seeing(RandomOpponent):
         observes = True

@@ -1,4 +1,4 @@
-"""Batch opponents (yinsh_env.vector.opponents): random choices, and agents asked per game.
+"""Batch opponents (yinsh_env.vector.batch_agents): random choices, and agents asked per game.
 
 The batched greedy agent has its tests in tests/agents/test_greedy_batch.py.
 """
@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.greedy import GreedyAgent
-from yinsh_env.state import State
-from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.opponents import (
+from agents.baselines.greedy import GreedyAgent
+from yinsh_env.engine.state import State
+from yinsh_env.vector.batch_agents import (
     BatchOpponent,
     ObservationOpponent,
     RandomOpponent,
@@ -22,6 +21,7 @@ from yinsh_env.vector.opponents import (
     batch_opponent,
     random_legal,
 )
+from yinsh_env.vector.env import YinshVectorEnv
 
 
 @pytest.mark.parametrize("copies", [1, 10], ids=["row-by-row", "packed"])

@@ -12,7 +12,7 @@ import pytest
 from agents.base import Agent, RandomAgent
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.match import play_match
-from agents.worker_pool import SignalExit
+from agents.infra.worker_pool import SignalExit
 
 MODULE = '''
 import os

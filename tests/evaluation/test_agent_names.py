@@ -23,7 +23,7 @@ from agents.evaluation.results_db import (
     read_games,
 )
 from agents.evaluation.scale import default_scale, spec_identities
-from yinsh_env.file_hash import file_sha256
+from yinsh_env.util.file_hash import file_sha256
 
 
 @pytest.mark.parametrize(

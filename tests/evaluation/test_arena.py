@@ -21,7 +21,7 @@ from agents.evaluation.arena import (
 )
 from agents.evaluation.eval_cli import main as eval_main
 from yinsh_env import PASS_ACTION, State
-from yinsh_env.records import load_record
+from yinsh_env.records.formats import load_record
 
 
 class FailingAgent(Agent):

@@ -10,11 +10,11 @@ from agents import make_agent, register_agent
 from agents.base import Agent, RandomAgent
 from agents.evaluation.arena import GameTask, MatchSettings, make_openings, play_game, run_arena
 from agents.evaluation.match import VariantMismatchError, check_variant, play_match
-from agents.play import main as play_main
+from agents.play.play_cli import main as play_main
 from agents.spec import unregister_agent
 from yinsh_env import Result, State, Termination, env
-from yinsh_env.aec_env import AGENT_INDEX
-from yinsh_env.observation import decode
+from yinsh_env.envs.aec_env import AGENT_INDEX
+from yinsh_env.envs.observation import decode
 
 
 class BlitzOnly(RandomAgent):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.ray_address import RayClusterLost, ray_address, wait_first
+from agents.infra.ray_address import RayClusterLost, ray_address, wait_first
 
 
 def _dead_port() -> int:

@@ -19,10 +19,10 @@ from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.ratings_cli import main as ratings_main
 from agents.evaluation.results_db import APPLICATION_ID, SCHEMA_VERSION, file_sha256
 from agents.network.pretrained import weights_path
-from train.checkpoint import latest_checkpoint, read_file
 from train.config import ConfigError
+from train.run_checkpoint import latest_checkpoint, read_file
 from yinsh_env import action_to_str
-from yinsh_env.records import read_record
+from yinsh_env.records.formats import read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,13 +11,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.libraries.library_agent import (  # noqa: E402
+from agents.learned.library_agent import (  # noqa: E402
     LibraryPolicyAgent,
     legal_slots,
     sample_rows,
 )
-from yinsh_env.observation import encode  # noqa: E402
-from yinsh_env.state import State  # noqa: E402
+from yinsh_env.engine.state import State  # noqa: E402
+from yinsh_env.envs.observation import encode  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -164,7 +164,7 @@ def test_sb3_snapshot_decides_a_batch_in_one_forward_pass(snapshot: Any) -> None
 
 
 def test_sb3_model_file_plays_a_batch(snapshot: Any, tmp_path: Path) -> None:
-    from agents.libraries.sb3_masking import FastMaskableCategoricalDistribution
+    from agents.learned.sb3_masking import FastMaskableCategoricalDistribution
     from train.libraries import sb3_maskable_ppo as example
 
     env = example.make_vec_env("random", seed=0, rings_to_win=3, envs=1)
@@ -203,8 +203,8 @@ def test_rllib_module_plays_a_batch_in_one_forward_pass(tmp_path: Path) -> None:
 
 
 def test_network_opponent_moves_in_every_game_of_the_vector_env_at_once() -> None:
+    from yinsh_env.vector.batch_agents import random_legal
     from yinsh_env.vector.env import YinshVectorEnv
-    from yinsh_env.vector.opponents import random_legal
 
     agent: Any = make_agent("pretrained:sims=0,backend=torch", seed=0)
     env = YinshVectorEnv(num_envs=8, opponent=agent, learner="player_1", illegal_reward=None)

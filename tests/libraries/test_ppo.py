@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.utils.tensorboard")
 
-from agents.libraries.ppo_policy import (  # noqa: E402
+from agents.learned.ppo_policy import (  # noqa: E402
     PolicyOpponent,
     PPOPolicy,
     load_policy,
@@ -18,8 +18,8 @@ from agents.libraries.ppo_policy import (  # noqa: E402
     save_policy,
 )
 from train.libraries import ppo  # noqa: E402
+from yinsh_env.vector.batch_agents import random_legal  # noqa: E402
 from yinsh_env.vector.env import YinshVectorEnv  # noqa: E402
-from yinsh_env.vector.opponents import random_legal  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -170,7 +170,7 @@ def test_snapshot_opponents_play_inside_the_vector_env() -> None:
 
 def test_threat_potential_counts_rows_threatened_from_the_observer_side() -> None:
     from yinsh_env import State
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     assert ppo.threat_potential(encode(State())[None], 1.0).tolist() == [0.0]
     planes = np.zeros((2, 11, 11, 17), dtype=np.float32)
@@ -221,7 +221,7 @@ def test_adaptive_mix_meets_most_the_opponents_it_beats_half_the_time() -> None:
 
 def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -> None:
     from yinsh_env import State
-    from yinsh_env.observation import encode
+    from yinsh_env.envs.observation import encode
 
     start = encode(State())[None]
     placed = encode(State().apply_all(["E5", "F6", "G7", "H8"]))[None]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents import AgentSpecError, make_agent
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
 
 
 def saved_under(monkeypatch: pytest.MonkeyPatch, cls: type, old_module: str) -> None:
@@ -26,7 +26,7 @@ def saved_under(monkeypatch: pytest.MonkeyPatch, cls: type, old_module: str) -> 
 
 def sb3_zip_saved_under_old_names(tmp_path: Path) -> Path:
     pytest.importorskip("sb3_contrib", reason='optional extra: pip install -e ".[sb3]"')
-    from agents.libraries.sb3_models import PlanesCNN
+    from agents.learned.sb3_models import PlanesCNN
     from train.libraries import sb3_maskable_ppo as example
 
     path = tmp_path / "old.zip"
@@ -39,7 +39,7 @@ def sb3_zip_saved_under_old_names(tmp_path: Path) -> Path:
     with zipfile.ZipFile(path) as archive:
         data = json.loads(archive.read("data"))
     pickled = base64.b64decode(data["policy_kwargs"][":serialized:"])
-    assert b"train.sb3_maskable_ppo" in pickled and b"agents.libraries" not in pickled
+    assert b"train.sb3_maskable_ppo" in pickled and b"agents.learned" not in pickled
     return path
 
 
@@ -55,7 +55,7 @@ def test_without_the_old_names_that_zip_would_not_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = sb3_zip_saved_under_old_names(tmp_path)
-    from agents.libraries import sb3_agent
+    from agents.learned import sb3_agent
 
     monkeypatch.setattr(sb3_agent, "SB3_RENAMED", {})
     with pytest.raises(AgentSpecError, match=r"'train\.sb3_maskable_ppo\.PlanesCNN'"):
@@ -67,7 +67,7 @@ def test_an_rllib_module_saved_under_the_old_module_path_loads_and_plays(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib]"')
-    from agents.libraries.rllib_models import MaskedPolicyModule
+    from agents.learned.rllib_models import MaskedPolicyModule
     from train.libraries import rllib_example as example
 
     env = example.make_env({"rings_to_win": 1})

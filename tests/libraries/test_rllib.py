@@ -21,10 +21,10 @@ from ray.rllib.core.columns import Columns
 from agents import AgentSpecError, make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.evaluation.match import VariantMismatchError
-from agents.libraries.rllib_models import mask_logits
+from agents.learned.rllib_models import mask_logits
 from train.libraries import rllib_example as example
 from yinsh_env import load_record
-from yinsh_env.actions import N_ACTIONS
+from yinsh_env.engine.actions import N_ACTIONS
 
 pytestmark = [
     pytest.mark.ray,
@@ -215,7 +215,7 @@ def test_the_modules_actions_step_both_environments_as_they_come() -> None:
     from ray.rllib.utils.spaces.space_utils import unbatch
 
     from yinsh_env import env as make_aec_env
-    from yinsh_env.gym_env import YinshGymEnv
+    from yinsh_env.envs.gym_env import YinshGymEnv
 
     torch.manual_seed(0)
     aec = make_aec_env(rings_to_win=1)

@@ -14,7 +14,7 @@ from helpers import PicklePayload
 pytest.importorskip("ray.rllib")
 
 from agents import make_agent
-from agents.libraries.pickle_check import RLLIB_ALLOWED, check_pickles
+from agents.learned.pickle_check import RLLIB_ALLOWED, check_pickles
 from agents.spec import AgentSpecError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

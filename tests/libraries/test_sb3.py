@@ -85,7 +85,7 @@ def test_variant_records_are_checked_and_optional(tiny_model: Path, tmp_path: Pa
     import shutil
     import zipfile
 
-    from agents.libraries.library_agent import VARIANT_FILE, load_variant, save_variant
+    from agents.learned.library_agent import VARIANT_FILE, load_variant, save_variant
 
     assert load_variant(tiny_model) is None  # saved by SB3 alone: plays any variant
     marked = tmp_path / "marked.zip"

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer  # noqa: E402
 
-from agents.libraries.sb3_masking import _legal_slots  # noqa: E402
+from agents.learned.sb3_masking import _legal_slots  # noqa: E402
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 from train.libraries.sb3_fast import BoolMaskDictRolloutBuffer, fused_adam  # noqa: E402
 

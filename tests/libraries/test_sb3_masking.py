@@ -12,7 +12,7 @@ from sb3_contrib.common.maskable.distributions import (  # noqa: E402
     MaskableCategoricalDistribution,
 )
 
-from agents.libraries.sb3_masking import (  # noqa: E402
+from agents.learned.sb3_masking import (  # noqa: E402
     FastMaskableCategorical,
     FastMaskableCategoricalDistribution,
     use_fast_masking,
@@ -116,7 +116,7 @@ def test_a_draw_rounded_up_to_the_total_takes_the_last_legal_action(
 
 
 def test_legal_slots_pack_each_rows_legal_actions_in_order() -> None:
-    from agents.libraries.sb3_masking import _legal_slots
+    from agents.learned.sb3_masking import _legal_slots
 
     masks = torch.zeros(3, 10, dtype=torch.bool)
     masks[0, [2, 7]] = True
@@ -133,7 +133,7 @@ def test_legal_slots_pack_each_rows_legal_actions_in_order() -> None:
 
 def test_masks_may_bring_their_packing_and_the_values_are_the_same() -> None:
     """The rollout buffer packs a rollout's masks once and hands each minibatch its rows."""
-    from agents.libraries.sb3_masking import _legal_slots
+    from agents.learned.sb3_masking import _legal_slots
 
     generator = torch.Generator().manual_seed(2)
     logits = torch.randn(6, 300, generator=generator)

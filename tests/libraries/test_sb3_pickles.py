@@ -19,7 +19,7 @@ import cloudpickle
 import torch
 
 from agents import make_agent
-from agents.libraries.sb3_agent import load_maskable_ppo
+from agents.learned.sb3_agent import load_maskable_ppo
 from yinsh_env import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

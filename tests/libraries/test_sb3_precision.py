@@ -17,9 +17,9 @@ torch = pytest.importorskip("torch")
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.utils import configure_logger  # noqa: E402
 
-from agents.libraries import precision  # noqa: E402
-from agents.libraries.sb3_agent import batch_policy_probabilities, load_maskable_ppo  # noqa: E402
-from agents.libraries.sb3_models import PlanesPolicy  # noqa: E402
+from agents.learned import precision  # noqa: E402
+from agents.learned.sb3_agent import batch_policy_probabilities, load_maskable_ppo  # noqa: E402
+from agents.learned.sb3_models import PlanesPolicy  # noqa: E402
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 from train.libraries.sb3_selfplay import PolicySnapshot  # noqa: E402
 

@@ -10,11 +10,11 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="optional extra: pip install -e '.[sb3]'")
 torch = pytest.importorskip("torch")
 
-from agents.libraries.sb3_agent import policy_probabilities  # noqa: E402
+from agents.learned.sb3_agent import policy_probabilities  # noqa: E402
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 from train.libraries import sb3_selfplay as selfplay  # noqa: E402
 from yinsh_env import State  # noqa: E402
-from yinsh_env.opponents import Curriculum, League, OpponentPool  # noqa: E402
+from yinsh_env.envs.matchmaking import Curriculum, League, OpponentPool  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -61,7 +61,7 @@ def test_snapshots_are_frozen_copies_and_join_the_pool_every_k_steps() -> None:
 def test_build_sampler_gives_a_pool_a_curriculum_or_a_league() -> None:
     pool = selfplay.build_sampler(["random", "greedy"], strategy="uniform")
     assert isinstance(pool, OpponentPool) and pool.names == ["random", "greedy"]
-    from agents.greedy_batch import GreedyOpponent
+    from agents.baselines.greedy_batch import GreedyOpponent
 
     # greedy scores all its games' moves at once on the vector environment
     assert isinstance(pool.entries[1].opponent, GreedyOpponent)
@@ -133,7 +133,7 @@ def test_warm_start_names_any_shipped_network_and_its_model_remembers_which(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from agents import make_agent
-    from train.checkpoint import CheckpointError
+    from train.run_checkpoint import CheckpointError
 
     env = example.make_vec_env("random", seed=0, rings_to_win=3, envs=2)
     model = example.build_model(env, n_steps=32, batch_size=32, n_epochs=1, warm_start="anchor-v1")

@@ -11,16 +11,16 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="optional extra: pip install -e '.[sb3]'")
 torch = pytest.importorskip("torch")
 
-from agents.libraries.library_agent import LegalSlots, legal_slots  # noqa: E402
+from agents.learned.library_agent import LegalSlots, legal_slots  # noqa: E402
 from train.libraries import sb3_maskable_ppo as example  # noqa: E402
 from train.libraries.sb3_selfplay import PolicySnapshot, SelfPlayCallback  # noqa: E402
 from train.libraries.snapshot_batch import SnapshotBatch, joinable  # noqa: E402
-from yinsh_env.errors import IllegalActionError  # noqa: E402
-from yinsh_env.observation import encode  # noqa: E402
-from yinsh_env.opponents import OpponentPool  # noqa: E402
-from yinsh_env.state import State  # noqa: E402
+from yinsh_env.engine.errors import IllegalActionError  # noqa: E402
+from yinsh_env.engine.state import State  # noqa: E402
+from yinsh_env.envs.matchmaking import OpponentPool  # noqa: E402
+from yinsh_env.envs.observation import encode  # noqa: E402
+from yinsh_env.vector.batch_agents import RandomOpponent, random_legal  # noqa: E402
 from yinsh_env.vector.env import YinshVectorEnv  # noqa: E402
-from yinsh_env.vector.opponents import RandomOpponent, random_legal  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 PAGES = {
     "index.html": "YINSH",
     "api/index.html": "API reference",
-    "api/_generated/yinsh_env.state.html": "yinsh_env.state.State.apply",
+    "api/_generated/yinsh_env.engine.state.html": "yinsh_env.engine.state.State.apply",
     "api/_generated/train.config_schema.html": "PositiveInt",
     "guide/install.html": "installs a CPU build of PyTorch",
     "guide/protocol.html": "yinsh-engine",
@@ -125,7 +125,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.mark.parametrize(
     ("page", "heading"),
-    [("index.html", "yinsh"), ("api/_generated/yinsh_env.state.html", "yinsh_env.state")],
+    [
+        ("index.html", "yinsh"),
+        ("api/_generated/yinsh_env.engine.state.html", "yinsh_env.engine.state"),
+    ],
 )
 def test_pages_render_in_chromium(site: Path, browser: Any, page: str, heading: str) -> None:
     failed: list[str] = []

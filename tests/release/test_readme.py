@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import make_agent
-from agents.protocol import serve
+from agents.protocol.line_protocol import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -46,10 +46,14 @@ def test_the_version_has_one_source() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", yinsh_env.__version__)
 
 
-def test_every_package_directory_ships() -> None:
-    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
+def test_every_package_directory_ships_listed_once() -> None:
+    packages = _pyproject()["tool"]["setuptools"]["packages"]
+    listed = set(packages)
     missing = _source_packages() - listed
     assert not missing, f"package directories missing from pyproject's packages: {missing}"
+    twice = sorted(p for p in listed if packages.count(p) > 1)
+    assert not twice, f"listed more than once in pyproject's packages: {twice}"
+    assert listed - _source_packages() == {"train.configs"}  # configs/, mapped by package-dir
 
 
 def test_license_is_mit_as_pyproject_says() -> None:

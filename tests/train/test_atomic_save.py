@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from train import checkpoint
-from train.checkpoint import atomic_copy, atomic_save
+from train import run_checkpoint as checkpoint
+from train.run_checkpoint import atomic_copy, atomic_save
 
 
 def _save_then_fail(exc: BaseException):

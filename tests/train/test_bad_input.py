@@ -17,15 +17,15 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.engine_cli import main as engine_main
 from agents.evaluation.eval_cli import main as eval_main
 from agents.network.network import PolicyValueNet
-from agents.protocol import EngineSession
-from train.checkpoint import save_checkpoint
+from agents.protocol.engine_cli import main as engine_main
+from agents.protocol.line_protocol import EngineSession
 from train.config import config_from_dict
 from train.evaluate import new_history
 from train.learner import Learner
 from train.replay import ReplayBuffer
+from train.run_checkpoint import save_checkpoint
 from train.tools.plot import load_metrics
 from train.trainer import METRICS_NAME, RunError, read_metrics
 from yinsh_env import (
@@ -41,7 +41,7 @@ from yinsh_env import (
     write_record,
     write_sgf,
 )
-from yinsh_env.gym_env import OpponentError, YinshGymEnv
+from yinsh_env.envs.gym_env import OpponentError, YinshGymEnv
 
 START = State().to_text()  # 4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3
 

@@ -12,9 +12,9 @@ from helpers import random_positions, replay_file
 
 from agents.network.pretrained import weights_path
 from benchmarks import bench_blocks, bench_limit, distill_blocks
-from train.checkpoint import load_model
+from train.run_checkpoint import load_model
 from yinsh_env import State
-from yinsh_env.observation import GRID, encode
+from yinsh_env.envs.observation import GRID, encode
 
 CELLS = GRID * GRID
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

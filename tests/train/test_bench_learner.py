@@ -9,7 +9,7 @@ from helpers import replay_file
 
 from agents.network.pretrained import weights_path
 from benchmarks import bench_learner
-from train.checkpoint import load_model
+from train.run_checkpoint import load_model
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from helpers import TINY_TRAIN_CONFIG
 
-from agents.worker_pool import EXIT_GRACE
-from train.checkpoint import BEST_NAME
+from agents.infra.worker_pool import EXIT_GRACE
+from train.run_checkpoint import BEST_NAME
 from train.trainer import METRICS_NAME, read_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,13 +118,21 @@ EVALUATING = ["eval.every=1", "eval.games=200", "eval.workers=2", "eval.elo_chec
 def test_train_killed_in_an_evaluation_leaves_no_workers_and_redoes_it_on_resume(
     sig: signal.Signals, tmp_path: Path
 ) -> None:
-    from train.cli import main as train_main
+    from train.train_cli import main as train_main
 
     (tmp_path / "tiny.yaml").write_text(TINY_TRAIN_CONFIG)
     run_dir = tmp_path / "run"
     # In-process self-play: the only child processes are the evaluation's workers,
     # first those of the untrained network's evaluation (iteration 0).
-    command = ["-m", "train.cli", "--config", "tiny.yaml", "--run-dir", "run", "--no-progress"]
+    command = [
+        "-m",
+        "train.train_cli",
+        "--config",
+        "tiny.yaml",
+        "--run-dir",
+        "run",
+        "--no-progress",
+    ]
     process = start([*command, *EVALUATING], tmp_path)
     try:
         kill_and_count(process, sig, workers=2)

@@ -16,7 +16,6 @@ import pytest
 import torch
 from helpers import load_yaml_config
 
-from train.checkpoint import checkpoint_path, latest_checkpoint, read_file
 from train.config import (
     Config,
     ConfigError,
@@ -26,6 +25,7 @@ from train.config import (
     SelfPlayConfig,
     load_config,
 )
+from train.run_checkpoint import checkpoint_path, latest_checkpoint, read_file
 from train.trainer import run
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -76,7 +76,7 @@ def test_ray_config_section_is_checked(tmp_path: Path) -> None:
 def test_without_ray_the_backend_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from train.workers import make_executor
+    from train.selfplay_workers import make_executor
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     monkeypatch.delitem(sys.modules, "train.ray_backend", raising=False)
@@ -89,7 +89,7 @@ def test_without_ray_the_backend_says_what_to_install(
 def test_ray_actors_play_the_same_games_as_one_process(ray_cluster: Any) -> None:
     from agents.network.network import PolicyValueNet
     from train.ray_backend import RayExecutor, split_tasks
-    from train.workers import InProcessExecutor
+    from train.selfplay_workers import InProcessExecutor
 
     assert split_tasks([1, 2, 3, 4, 5], 2) == [(0, [1, 2]), (2, [3, 4]), (4, [5])]
     config = Config(
@@ -130,7 +130,7 @@ def metrics(run_dir: Path) -> list[dict[str, float]]:
 def test_killing_actors_mid_run_does_not_stop_it_or_change_its_results(
     ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from train import workers
+    from train import selfplay_workers as workers
     from train.ray_backend import RayExecutor
 
     config = tiny_config(tmp_path)

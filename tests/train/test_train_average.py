@@ -12,7 +12,8 @@ from test_train_run import TINY
 
 from agents.network.network import PolicyValueNet
 from agents.spec import make_agent
-from train.checkpoint import (
+from train.cpu_clock import CPU_KEY
+from train.run_checkpoint import (
     CheckpointError,
     atomic_save,
     checkpoint_path,
@@ -20,9 +21,8 @@ from train.checkpoint import (
     read_file,
     replay_path,
 )
-from train.cpu_clock import CPU_KEY
 from train.tools.average import average_checkpoints, main
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -9,7 +9,6 @@ import pytest
 import torch
 import yaml
 
-from train.cli import main
 from train.config import (
     Config,
     ConfigError,
@@ -19,6 +18,7 @@ from train.config import (
     save_config,
 )
 from train.preflight import check_runnable
+from train.train_cli import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

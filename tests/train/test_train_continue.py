@@ -12,20 +12,20 @@ import torch
 from helpers import load_yaml_config
 from test_train_run import TINY, Interrupt, metrics
 
-from train.checkpoint import (
+from train.config import Config
+from train.init_weights import InitWeightsError, sha256_of
+from train.run_checkpoint import (
     CheckpointError,
     checkpoint_path,
     list_checkpoints,
     read_file,
     replay_path,
 )
-from train.cli import main
-from train.config import Config
-from train.init_weights import InitWeightsError, sha256_of
 from train.tools.curve import strength_curve
-from train.tools.pretrained import export
 from train.tools.run_archive import main as archive_main
 from train.tools.run_archive import restore, save
+from train.tools.ship_network import export
+from train.train_cli import main
 from train.trainer import RunError, run
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

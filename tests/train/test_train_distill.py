@@ -10,8 +10,8 @@ import torch
 from helpers import game_of, random_positions
 
 from agents.spec import make_agent
-from train.checkpoint import CheckpointError, atomic_save, latest_checkpoint, load_model
 from train.replay import ReplayBuffer
+from train.run_checkpoint import CheckpointError, atomic_save, latest_checkpoint, load_model
 from train.tools.distill import (
     GAMES_KIND,
     held_out_batches,
@@ -21,7 +21,7 @@ from train.tools.distill import (
     split_games,
     student_from,
 )
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

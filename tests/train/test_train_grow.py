@@ -14,14 +14,14 @@ from test_train_continue import source_run  # noqa: F401  (a module-scoped fixtu
 from test_train_run import TINY, metrics
 
 from agents.network.network import NetOutput, PolicyValueNet
-from train.checkpoint import checkpoint_path, config_of, list_checkpoints, load_model, read_file
 from train.config import NetworkConfig, OptimConfig
 from train.cpu_clock import CPU_KEY
 from train.grow import grow_state_dict, why_not_grown
 from train.init_weights import InitWeightsError
 from train.learner import Learner, carry_optimizer_state
+from train.run_checkpoint import checkpoint_path, config_of, list_checkpoints, load_model, read_file
 from train.trainer import RunError, run
-from yinsh_env.observation import GRID, N_PLANES
+from yinsh_env.envs.observation import GRID, N_PLANES
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -13,7 +13,7 @@ from train.config import Config, NetworkConfig, OptimConfig
 from train.learner import Learner, lr_factor, value_targets
 from train.replay import make_batch
 from yinsh_env import N_ACTIONS, State
-from yinsh_env.observation import encode
+from yinsh_env.envs.observation import encode
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from agents.network.inference import NetworkEvaluator
-from agents.network.mcts import network_search, search_rules
 from agents.network.network import PolicyValueNet
+from agents.network.search_rules import network_search, search_rules
 from agents.search import (
     Gumbel,
     Leaf,

@@ -14,7 +14,7 @@ from train.replay import (
     unpack_planes,
 )
 from yinsh_env import N_SYMMETRIES, State
-from yinsh_env.observation import decode, encode, transform_planes
+from yinsh_env.envs.observation import decode, encode, transform_planes
 
 positions = random_positions
 

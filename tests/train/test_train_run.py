@@ -10,7 +10,8 @@ import torch
 from helpers import load_yaml_config
 
 from agents import AgentSpecError, make_agent
-from train.checkpoint import (
+from train.config import Config, load_config
+from train.run_checkpoint import (
     CheckpointError,
     checkpoint_path,
     latest_checkpoint,
@@ -19,8 +20,7 @@ from train.checkpoint import (
     replay_path,
     resolve_checkpoint,
 )
-from train.cli import main
-from train.config import Config, load_config
+from train.train_cli import main
 from train.trainer import RunError, run
 from yinsh_env import State
 
@@ -183,7 +183,7 @@ def test_two_seeded_runs_side_by_side_give_identical_metrics(tmp_path: Path) -> 
     runs = [tmp_path / "a", tmp_path / "b"]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "train.cli", "--config", str(config_file), "--run-dir",
+            [sys.executable, "-m", "train.train_cli", "--config", str(config_file), "--run-dir",
              str(run), "--no-progress", *overrides],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )

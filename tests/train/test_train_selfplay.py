@@ -13,7 +13,7 @@ from train.config import SearchConfig, SelfPlayConfig
 from train.replay import unpack_planes
 from train.selfplay import play_games, temperature_at
 from yinsh_env import N_ACTIONS, State, env
-from yinsh_env.observation import decode
+from yinsh_env.envs.observation import decode
 
 SEARCH = SearchConfig(simulations=6, gumbel_considered=4)
 SELFPLAY = SelfPlayConfig(
@@ -165,7 +165,7 @@ def test_worker_processes_play_the_same_games_as_one_process() -> None:
 
     from agents.network.network import PolicyValueNet
     from train.config import Config, NetworkConfig
-    from train.workers import InProcessExecutor, ProcessExecutor, split
+    from train.selfplay_workers import InProcessExecutor, ProcessExecutor, split
 
     assert split([1, 2, 3, 4, 5], 2) == [(0, [1, 2, 3]), (3, [4, 5])]
     config = Config(

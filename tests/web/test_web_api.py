@@ -555,7 +555,7 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
     import urllib.request
 
     root = Path(__file__).resolve().parents[2]
-    command = [sys.executable, "-m", "agents.play", "--web", "--no-open", "--port", "0"]
+    command = [sys.executable, "-m", "agents.play.play_cli", "--web", "--no-open", "--port", "0"]
     allow = ["--allow", "mcts:sims=20000", "--allow", "alphabeta:depth=2"]
     proc = subprocess.Popen(
         [*command, "--opponent", "greedy", *allow], cwd=root, stdout=subprocess.PIPE, text=True
@@ -581,7 +581,7 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
 def test_yinsh_play_web_refuses_a_bad_spec(
     capsys: pytest.CaptureFixture[str], flags: list[str]
 ) -> None:
-    from agents.play import main
+    from agents.play.play_cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--web", "--no-open", *flags])
@@ -589,7 +589,7 @@ def test_yinsh_play_web_refuses_a_bad_spec(
 
 
 def test_the_notebook_view_draws_the_board_and_the_numbers() -> None:
-    from agents.web.notebook import analysis_view
+    from agents.web.notebook_app import analysis_view
 
     view = analysis_view(State.from_text(TWO_ROWS), "mcts:sims=40")
     html = view._repr_html_()
@@ -600,7 +600,7 @@ def test_the_notebook_view_draws_the_board_and_the_numbers() -> None:
 def test_the_notebook_app_serves_the_page() -> None:
     import urllib.request
 
-    from agents.web.notebook import play_inline
+    from agents.web.notebook_app import play_inline
 
     frame = play_inline(opponent="greedy", human="black")
     with urllib.request.urlopen(frame.src + "api/info", timeout=PATIENCE) as response:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from web_client import Client, responses, serving
 
 from agents.web import AppConfig, YinshServer
-from agents.web.errors import ECHO_LIMIT, MESSAGE_LIMIT
+from agents.web.http_errors import ECHO_LIMIT, MESSAGE_LIMIT
 
 FUZZ = settings(
     max_examples=200,

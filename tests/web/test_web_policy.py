@@ -25,7 +25,7 @@ from web_client import Client, serving
 
 from agents.spec import agent_parameters, parse_spec, registered_agents
 from agents.web import AgentPolicy, AppConfig, SessionError, YinshServer
-from agents.web.errors import ECHO_LIMIT
+from agents.web.http_errors import ECHO_LIMIT
 from agents.web.policy import BUDGET, FIXED, MAX_SECONDS, MAX_SIMS, OFFERED
 
 #: The page's own choices (index.html's hint, AppConfig's and yinsh-play's defaults).

@@ -21,7 +21,7 @@ import pytest
 from web_client import Client, read_all, responses, serving
 
 from agents.web import AppConfig, YinshServer
-from agents.web.errors import ECHO_LIMIT, MESSAGE_LIMIT
+from agents.web.http_errors import ECHO_LIMIT, MESSAGE_LIMIT
 from agents.web.httpd import MAX_BODY, MAX_DEPTH
 
 #: Bytes of a refusal at most (a short message, headers included).

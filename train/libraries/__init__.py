@@ -13,5 +13,5 @@
 * :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,
   TensorBoard scalars, a bar on a terminal).
 
-The networks they train, and the agents that play them, are :mod:`agents.libraries`.
+The networks they train, and the agents that play them, are :mod:`agents.learned`.
 """

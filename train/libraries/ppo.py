@@ -24,7 +24,7 @@ What it does, in order (each a block of :func:`main`):
    placements, whoever is to place (:class:`OpeningOpponent` for the
    opponents; the learner's own opening placements are played at random and
    left out of the policy loss).
-2. The actor-critic (:class:`agents.libraries.ppo_policy.PPOPolicy`): a
+2. The actor-critic (:class:`agents.learned.ppo_policy.PPOPolicy`): a
    small CNN over the planes, a policy head over the 2,142 flat actions and a
    value head.  The policy is a categorical over the logits with illegal
    actions set to a large negative number, so it never samples one.
@@ -68,18 +68,18 @@ from torch import nn, optim
 from torch.distributions import Categorical
 
 from agents import make_agent
-from agents.cli_args import agent_spec, int_in, number_in, output_file
-from agents.greedy import GreedyAgent
-from agents.greedy_batch import GreedyOpponent
-from agents.libraries.ppo_policy import PolicyOpponent, PPOPolicy, masked_logits, save_policy
+from agents.baselines.greedy import GreedyAgent
+from agents.baselines.greedy_batch import GreedyOpponent
+from agents.infra.cli_args import agent_spec, int_in, number_in, output_file
+from agents.learned.ppo_policy import PolicyOpponent, PPOPolicy, masked_logits, save_policy
 from agents.params import MAX_THREADS
-from yinsh_env.actions import N_ACTIONS
-from yinsh_env.geometry import POINTS, SEGMENTS
-from yinsh_env.observation import GRID
-from yinsh_env.opponents import Entry
+from yinsh_env.engine.actions import N_ACTIONS
+from yinsh_env.engine.geometry import POINTS, SEGMENTS
+from yinsh_env.engine.vocabulary import Result
+from yinsh_env.envs.matchmaking import Entry
+from yinsh_env.envs.observation import GRID
+from yinsh_env.vector.batch_agents import batch_opponent, random_legal
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.opponents import batch_opponent, random_legal
-from yinsh_env.vocabulary import Result
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -215,7 +215,7 @@ class OpponentMix:
 
 def make_opponent(spec: str, seed: int) -> Any:
     """The agent ``spec`` names, as a batch opponent where one exists: ``greedy``
-    (with its ``noise``) is :class:`agents.greedy_batch.GreedyOpponent`, its
+    (with its ``noise``) is :class:`agents.baselines.greedy_batch.GreedyOpponent`, its
     values computed for all games at once; anything else is built by
     :func:`agents.make_agent` (and asked game by game unless it has ``act_batch``)."""
     agent = make_agent(spec, seed=seed)

@@ -9,7 +9,7 @@ Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
     python -m train.libraries.rllib_example --iterations 50 --env-runners 4 --address auto
 
 ``--save DIR`` writes the learner's module, which the agent spec
-``rllib:path=DIR`` plays (:mod:`agents.libraries.rllib_agent`).  Normal output is the
+``rllib:path=DIR`` plays (:mod:`agents.learned.rllib_agent`).  Normal output is the
 example's own lines; ``--verbose`` keeps Ray's and RLlib's logs.
 
 The adapter, step by step:
@@ -21,7 +21,7 @@ The adapter, step by step:
   reward (+1 / -1 / 0).
 * **Observations.**  Each agent's observation is the environment's dict,
   unchanged: ``"observation"``, the (11, 11, 17) float planes from the acting
-  player's side (:mod:`yinsh_env.observation`), and ``"action_mask"``, the
+  player's side (:mod:`yinsh_env.envs.observation`), and ``"action_mask"``, the
   int8 legal-action mask over the 2142 actions.  RLlib keeps the dict
   structure through its connectors, so the module receives both as tensors.
 * **Masking.**  :class:`MaskedPolicyModule` reads the planes with a small
@@ -63,18 +63,17 @@ import numpy as np
 import torch
 
 from agents import Agent, make_agent
-from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
-from agents.libraries.library_agent import save_variant
-from agents.libraries.rllib_models import LEARNER, MaskedPolicyModule, model_settings
+from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
+from agents.infra.ray_address import ray_address
+from agents.learned.library_agent import save_variant
+from agents.learned.rllib_models import LEARNER, MaskedPolicyModule, model_settings
 from agents.params import MAX_THREADS
-from agents.ray_address import ray_address
+from train.libraries.progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
+from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
+from train.libraries.sb3_maskable_ppo import Evaluation
 from yinsh_env import env as make_aec_env
-from yinsh_env.aec_env import AGENTS
-from yinsh_env.errors import IllegalActionError
-
-from .progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
-from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
-from .sb3_maskable_ppo import Evaluation
+from yinsh_env.engine.errors import IllegalActionError
+from yinsh_env.envs.aec_env import AGENTS
 
 try:
     from ray.rllib.core.columns import Columns

@@ -3,7 +3,7 @@
 :mod:`train.libraries.rllib_example` ``--snapshots L`` uses this.  The learner's module
 plays both seats of some games (shared-policy self-play); in the others it
 meets one of ``L`` frozen copies of itself, taken every ``--snapshot-every``
-iterations, the newest met most (an :class:`~yinsh_env.opponents.OpponentPool`
+iterations, the newest met most (an :class:`~yinsh_env.envs.matchmaking.OpponentPool`
 with the ``"recent"`` strategy, whose members are the snapshots' module ids).
 A small league can add fixed opponents (``--league-opponents random``): modules
 that play an agent spec (:class:`~train.libraries.rllib_example.BaselineModule`), met in
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env.aec_env import AGENTS
-from yinsh_env.opponents import OpponentPool
+from yinsh_env.envs.aec_env import AGENTS
+from yinsh_env.envs.matchmaking import OpponentPool
 
 SNAPSHOT_PREFIX = "snapshot_"
 FIXED_PREFIX = "fixed_"

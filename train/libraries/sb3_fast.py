@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.libraries.library_agent import LegalSlots, legal_slots
+from agents.learned.library_agent import LegalSlots, legal_slots
 
 try:
     from sb3_contrib.common.maskable.buffers import (

@@ -13,7 +13,7 @@ step is one learner decision in every game, and the opponents then decide for
 all their games at once (``act_batch``: one forward pass per snapshot, per
 step).  The learner alternates sides between episodes.  Its opponents are
 agent specs (``random``, ``greedy``, ``alphabeta:depth=1``, ...): one ``--opponent``
-plays every game; several form a pool (:mod:`yinsh_env.opponents`).
+plays every game; several form a pool (:mod:`yinsh_env.envs.matchmaking`).
 ``--self-play`` adds frozen snapshots of the learner to that pool when
 training starts and every ``--snapshot-every`` steps (``--pool-size`` kept,
 sampled by ``--pool-strategy``: ``pfsp`` by default, meeting most the
@@ -35,7 +35,7 @@ the network, and the greedy policy plays ``--eval-games`` games against
 ``--eval-opponent``, many at once on the vector environment.
 
 ``--warm-start`` starts the policy from the shipped network,
-``pretrained:sims=0`` (:mod:`agents.libraries.sb3_models`; ``--warm-start
+``pretrained:sims=0`` (:mod:`agents.learned.sb3_models`; ``--warm-start
 anchor-v1``: the first one), and fine-tunes it.  Observations are the
 environment's dict; :class:`PlanesCNN`, a small convolutional features
 extractor, reads the planes (the mask is not an input: it reaches the policy
@@ -46,7 +46,7 @@ planes and the 2,142-entry mask into 4,199 inputs of an MLP: about 2.8 million
 weights, saved with Adam's two moment estimates each, a 34 MB model file, and
 slow.  The CNN has about 0.4 million weights (a model file of about 5 MB,
 Adam's state included, which SB3 always saves).  ``--save`` writes the model
-that the agent spec ``sb3:path=MODEL.zip`` plays (:mod:`agents.libraries.sb3_agent`).
+that the agent spec ``sb3:path=MODEL.zip`` plays (:mod:`agents.learned.sb3_agent`).
 This is a baseline for library users, not the project's trainer (see
 :mod:`train` for the AlphaZero-style one).
 """
@@ -65,31 +65,28 @@ import numpy as np
 import torch
 
 from agents import make_agent
-from agents.cli_args import agent_spec, build_agents, int_in, number_in, output_file
+from agents.baselines.greedy import GreedyAgent
+from agents.baselines.greedy_batch import GreedyOpponent
 from agents.evaluation.elo import Tally
-from agents.greedy import GreedyAgent
-from agents.greedy_batch import GreedyOpponent
-from agents.libraries.library_agent import save_variant
-from agents.libraries.precision import PRECISIONS
-from agents.libraries.sb3_models import PlanesCNN, PlanesPolicy
+from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_file
+from agents.learned.library_agent import save_variant
+from agents.learned.precision import PRECISIONS
+from agents.learned.sb3_models import PlanesCNN, PlanesPolicy
 from agents.params import MAX_THREADS
-from yinsh_env.atomic_write import write_bytes
-from yinsh_env.errors import IllegalActionError
-from yinsh_env.gym_env import YinshGymEnv
-from yinsh_env.opponents import STRATEGIES, OpponentSampler
+from train.libraries.progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
+from yinsh_env.engine.errors import IllegalActionError
+from yinsh_env.envs.gym_env import YinshGymEnv
+from yinsh_env.envs.matchmaking import STRATEGIES, OpponentSampler
+from yinsh_env.util.atomic_write import write_bytes
 from yinsh_env.vector.env import YinshVectorEnv
-
-from .progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
 
 try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.libraries.sb3_masking import use_fast_masking
-    from yinsh_env.vector.sb3 import YinshSB3VecEnv
-
-    from .sb3_fast import BoolMaskDictRolloutBuffer, fused_adam
-    from .sb3_selfplay import (
+    from agents.learned.sb3_masking import use_fast_masking
+    from train.libraries.sb3_fast import BoolMaskDictRolloutBuffer, fused_adam
+    from train.libraries.sb3_selfplay import (
         OpponentScores,
         Profile,
         SelfPlayCallback,
@@ -98,6 +95,7 @@ try:
         curriculum_of,
         snapshot_pool,
     )
+    from yinsh_env.vector.sb3 import YinshSB3VecEnv
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         'the MaskablePPO example needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
@@ -126,7 +124,7 @@ def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> 
     """The training environment: the learner alternates sides against ``opponent``.
 
     ``opponent`` is an agent spec (built here, seeded with ``seed``) or
-    anything :class:`~yinsh_env.gym_env.YinshGymEnv` takes (an opponent sampler).
+    anything :class:`~yinsh_env.envs.gym_env.YinshGymEnv` takes (an opponent sampler).
     """
     return YinshGymEnv(
         opponent=make_agent(opponent, seed=seed) if isinstance(opponent, str) else opponent,
@@ -138,7 +136,7 @@ def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> 
 
 def vector_opponent(opponent: Any, seed: int = 0) -> Any:
     """What the vector environment plays against: ``random`` as its own batched random
-    player, ``greedy`` (any noise) as :class:`~agents.greedy_batch.GreedyOpponent`
+    player, ``greedy`` (any noise) as :class:`~agents.baselines.greedy_batch.GreedyOpponent`
     (all games' moves scored at once), another agent spec built (seeded with ``seed``),
     anything else as it is."""
     if not isinstance(opponent, str) or opponent == "random":
@@ -153,7 +151,7 @@ def make_vec_env(
     """``envs`` games of the vector environment against ``opponent``, for MaskablePPO.
 
     ``opponent``: an agent spec, an agent, or a sampler of
-    :mod:`yinsh_env.opponents` choosing per game and episode; the learner
+    :mod:`yinsh_env.envs.matchmaking` choosing per game and episode; the learner
     alternates sides.  Seeded with ``seed``.
     """
     env = YinshSB3VecEnv(
@@ -292,16 +290,16 @@ def build_model(
     """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
-    ``warm_start``: the shipped network instead (:mod:`agents.libraries.sb3_models`; a
+    ``warm_start``: the shipped network instead (:mod:`agents.learned.sb3_models`; a
     string names which, ``True`` is ``pretrained``; ``channels``, ``features`` and
     ``hidden`` do not apply).  ``tensorboard``: where SB3 writes its own scalars
     (losses, entropy); None, none.  ``precision``: the network's number format
-    (:mod:`agents.libraries.precision`; ``auto`` is bf16 where the CPU has it
+    (:mod:`agents.learned.precision`; ``auto`` is bf16 where the CPU has it
     natively).  The masked distribution is
-    :mod:`agents.libraries.sb3_masking`'s.
+    :mod:`agents.learned.sb3_masking`'s.
     """
     if warm_start:
-        from agents.libraries.sb3_models import PretrainedPolicy
+        from agents.learned.sb3_models import PretrainedPolicy
         from agents.network.pretrained import weights_path
 
         name = "pretrained" if warm_start is True else str(warm_start)
@@ -405,7 +403,7 @@ def _zip_file(text: str) -> Path:
 def _shipped_network(text: str) -> str:
     """An argparse type: the name of a network in ``agents/network/weights/`` (``pretrained``)."""
     from agents.network.pretrained import weights_path
-    from train.checkpoint import CheckpointError
+    from train.run_checkpoint import CheckpointError
 
     try:
         weights_path(text)  # its error names the network and lists the shipped ones

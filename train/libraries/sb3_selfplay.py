@@ -2,13 +2,13 @@
 
 :mod:`train.libraries.sb3_maskable_ppo` ``--self-play`` uses these; they work with any
 MaskablePPO model on the vector environment (:mod:`yinsh_env.vector.sb3`) or on
-:class:`~yinsh_env.gym_env.YinshGymEnv`:
+:class:`~yinsh_env.envs.gym_env.YinshGymEnv`:
 
 * :class:`PolicySnapshot`: a deep copy of the learner's policy, in eval
   mode with gradients off, that plays as an opponent (an
   :class:`~agents.base.Agent`); training the learner never changes it.
 * :class:`SelfPlayCallback`: adds a snapshot to an
-  :class:`~yinsh_env.opponents.OpponentPool` when training starts and every
+  :class:`~yinsh_env.envs.matchmaking.OpponentPool` when training starts and every
   ``every`` learner steps, and prints a progress line every ``report_every``
   steps: the learner's score against each opponent met since the last line
   (the training curve, :class:`OpponentScores`), the curriculum's stage, steps per second.
@@ -39,16 +39,16 @@ import numpy as np
 import torch
 
 from agents.league import curriculum_from_specs, pool_from_specs
-from agents.libraries.library_agent import LegalSlots, LibraryPolicyAgent
-from agents.libraries.sb3_agent import (
+from agents.learned.library_agent import LegalSlots, LibraryPolicyAgent
+from agents.learned.sb3_agent import (
     batch_policy_probabilities,
     packed_policy_probabilities,
     policy_probabilities,
 )
-from agents.libraries.sb3_masking import use_fast_masking
+from agents.learned.sb3_masking import use_fast_masking
 from train.libraries.snapshot_batch import SnapshotBatch
-from yinsh_env.opponents import Curriculum, League, OpponentPool, OpponentSampler
-from yinsh_env.state import State
+from yinsh_env.engine.state import State
+from yinsh_env.envs.matchmaking import Curriculum, League, OpponentPool, OpponentSampler
 
 T = TypeVar("T")
 
@@ -153,13 +153,13 @@ def build_sampler(
 
 def batch_greedy(sampler: OpponentSampler) -> OpponentSampler:
     """The sampler with its ``greedy`` members (any noise) as
-    :class:`~agents.greedy_batch.GreedyOpponent`: the vector environment then
+    :class:`~agents.baselines.greedy_batch.GreedyOpponent`: the vector environment then
     scores all their games' moves at once instead of asking them game by game.
 
     Those members then play on the vector environment only (they have no ``act``).
     """
-    from agents.greedy import GreedyAgent
-    from agents.greedy_batch import GreedyOpponent
+    from agents.baselines.greedy import GreedyAgent
+    from agents.baselines.greedy_batch import GreedyOpponent
 
     for entry in sampler.entries:
         if type(entry.opponent) is GreedyAgent:

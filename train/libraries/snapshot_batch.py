@@ -4,7 +4,7 @@ In MaskablePPO self-play (:mod:`train.libraries.sb3_selfplay`) the games of
 a round are spread over up to ten frozen snapshots, a few each.  Asked one
 after the other, each snapshot pays a whole forward pass and its overheads
 for a dozen games.  :class:`SnapshotBatch` is the snapshots' ``joint``
-(:class:`yinsh_env.vector.opponents.JointOpponents`): the vector environment
+(:class:`yinsh_env.vector.batch_agents.JointOpponents`): the vector environment
 asks it once a round for all of them, and it runs their trunks as one
 network whose layers are the snapshots' side by side (a convolution with one
 group per snapshot, a batched matrix product per dense layer), each game in
@@ -16,7 +16,7 @@ The pass runs in ``dtype``: bf16 where the learner does (the CPU multiplies
 it natively), where one grouped pass is cheaper than the snapshots' passes
 one by one; in float32 it would not be, so there snapshots stay apart.  The
 trunk must be a sequence of convolutions, dense layers, ReLUs and one
-flatten (:class:`~agents.libraries.sb3_models.PlanesCNN`); other policies,
+flatten (:class:`~agents.learned.sb3_models.PlanesCNN`); other policies,
 and a round with one snapshot, are asked one by one.
 """
 
@@ -33,8 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from agents.base import batch_arrays
-from agents.libraries.library_agent import LegalSlots, legal_slots, slot_probabilities
-from agents.libraries.sb3_models import legal_rows_logits
+from agents.learned.library_agent import LegalSlots, legal_slots, slot_probabilities
+from agents.learned.sb3_models import legal_rows_logits
 
 __all__ = ["SnapshotBatch", "joinable"]
 

@@ -6,7 +6,7 @@
   and restored with their hashes checked;
 * :mod:`train.tools.average`: the weight average of a run's last checkpoints;
 * :mod:`train.tools.distill`: a student network fitted to a teacher's searches;
-* :mod:`train.tools.pretrained`: a checkpoint exported as a shipped network, and what
+* :mod:`train.tools.ship_network`: a checkpoint exported as a shipped network, and what
   a shipped file says about itself.
 
 Each is a command, ``python -m train.tools.NAME --help``.

@@ -18,8 +18,8 @@ Command line::
     python -m train.tools.average runs/long/checkpoints/iter_000540.pt \\
         runs/long/checkpoints/iter_000560.pt runs/long --out averaged.pt
 
-The output is a slim checkpoint (:func:`train.checkpoint.slim_checkpoint`):
-``net:path=averaged.pt``, ``init.weights`` and ``python -m train.tools.pretrained
+The output is a slim checkpoint (:func:`train.run_checkpoint.slim_checkpoint`):
+``net:path=averaged.pt``, ``init.weights`` and ``python -m train.tools.ship_network
 export`` all load it.
 """
 
@@ -35,9 +35,11 @@ import numpy as np
 import torch
 from torch.optim.swa_utils import AveragedModel, update_bn
 
-from agents.cli_args import any_path, int_in, output_file
+from agents.infra.cli_args import any_path, int_in, output_file
 from agents.network.network import PolicyValueNet
-from train.checkpoint import (
+from train.cpu_clock import CPU_KEY
+from train.replay import ReplayBuffer
+from train.run_checkpoint import (
     CheckpointError,
     atomic_save,
     config_of,
@@ -47,8 +49,6 @@ from train.checkpoint import (
     resolve_checkpoint,
     slim_checkpoint,
 )
-from train.cpu_clock import CPU_KEY
-from train.replay import ReplayBuffer
 
 #: Positions the batch-norm statistics are measured on, by default.
 DEFAULT_BN_POSITIONS: Final = 4096

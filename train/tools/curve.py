@@ -35,12 +35,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.cli_args import any_path, image_file, input_dir, input_file, output_file
 from agents.evaluation.scale import Scale, default_scale
-from train.checkpoint import CheckpointError, latest_checkpoint, read_file
+from agents.infra.cli_args import any_path, image_file, input_dir, input_file, output_file
 from train.evaluate import checkpoint_name, ladder_ratings, ladder_scale
+from train.run_checkpoint import CheckpointError, latest_checkpoint, read_file
 from train.trainer import METRICS_NAME
-from yinsh_env.atomic_write import write_file, write_text
+from yinsh_env.util.atomic_write import write_file, write_text
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.cli_args import input_file, int_in, number_in, output_file
+from agents.infra.cli_args import input_file, int_in, number_in, output_file
 from agents.network.network import PolicyValueNet
 from agents.network.pretrained import weights_path
-from train.checkpoint import (
+from train.config import Config, NetworkConfig, config_from_dict
+from train.grow import grow_state_dict, why_not_grown
+from train.learner import Learner
+from train.replay import Batch, ReplayBuffer, make_batch
+from train.run_checkpoint import (
     FORMAT,
     VERSION,
     CheckpointError,
@@ -49,11 +53,7 @@ from train.checkpoint import (
     read_file,
     slim_checkpoint,
 )
-from train.config import Config, NetworkConfig, config_from_dict
-from train.grow import grow_state_dict, why_not_grown
-from train.learner import Learner
-from train.replay import Batch, ReplayBuffer, make_batch
-from train.workers import InProcessExecutor, ProcessExecutor
+from train.selfplay_workers import InProcessExecutor, ProcessExecutor
 
 #: What a games file says it is, beside the checkpoint format (``read_games`` refuses others).
 GAMES_KIND = "distillation games"

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.cli_args import check_writable_file, image_file, input_dir
+from agents.infra.cli_args import check_writable_file, image_file, input_dir
 from train.trainer import METRICS_NAME, RunError, read_metrics
-from yinsh_env.atomic_write import write_file
+from yinsh_env.util.atomic_write import write_file
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, float]]:

@@ -39,8 +39,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.cli_args import input_dir, output_dir
-from train.checkpoint import (
+from agents.infra.cli_args import input_dir, output_dir
+from train.cpu_clock import CPU_KEY
+from train.run_checkpoint import (
     CHECKPOINT_DIR,
     CheckpointError,
     atomic_copy,
@@ -52,10 +53,9 @@ from train.checkpoint import (
     read_file,
     slim_checkpoint,
 )
-from train.cpu_clock import CPU_KEY
 from train.trainer import CONFIG_NAME, METRICS_NAME, RunError, read_metrics
-from yinsh_env.atomic_write import write_atomic, write_text
-from yinsh_env.file_hash import NotARegularFile, file_sha256
+from yinsh_env.util.atomic_write import write_atomic, write_text
+from yinsh_env.util.file_hash import NotARegularFile, file_sha256
 
 __all__ = ["restore", "save"]
 
@@ -183,7 +183,7 @@ def restore(archive: str | Path, run_dir: str | Path) -> dict[str, Any]:
 
     Every file is checked before anything is written: the manifest, each
     checkpoint's sha256, that it loads and that its weights are finite
-    (:class:`~train.checkpoint.CheckpointError` naming the file).  A checkpoint
+    (:class:`~train.run_checkpoint.CheckpointError` naming the file).  A checkpoint
     that is absent is a :class:`~train.trainer.RunError` naming it and, when it
     was pruned from the tree, the commit and the ``git checkout`` that bring it back.
     """

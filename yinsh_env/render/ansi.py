@@ -13,9 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from ..actions import MOVE_OFFSET, PASS_ACTION, RING_OFFSET, ROW_OFFSET, action_to_str
-from ..geometry import COLUMN_LETTERS, MOVE_PAIRS, POINT_INDEX, SEGMENTS
-from .layout import ActionLike, Drawable, PointLike, describe, to_action, to_point
+from yinsh_env.engine.actions import (
+    MOVE_OFFSET,
+    PASS_ACTION,
+    RING_OFFSET,
+    ROW_OFFSET,
+    action_to_str,
+)
+from yinsh_env.engine.geometry import COLUMN_LETTERS, MOVE_PAIRS, POINT_INDEX, SEGMENTS
+from yinsh_env.render.layout import ActionLike, Drawable, PointLike, describe, to_action, to_point
 
 __all__ = ["ansi_board"]
 

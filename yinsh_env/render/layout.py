@@ -17,10 +17,10 @@ from typing import Final, Protocol
 
 import numpy as np
 
-from ..actions import PASS_ACTION, action_to_str, parse_point, str_to_action
-from ..errors import NotationError, bounded_repr
-from ..geometry import N_POINTS, POINTS
-from ..vocabulary import Phase, Player, Termination
+from yinsh_env.engine.actions import PASS_ACTION, action_to_str, parse_point, str_to_action
+from yinsh_env.engine.errors import NotationError, bounded_repr
+from yinsh_env.engine.geometry import N_POINTS, POINTS
+from yinsh_env.engine.vocabulary import Phase, Player, Termination
 
 __all__ = [
     "CAPTION_BAND",
@@ -42,7 +42,7 @@ ActionLike = int | str
 
 
 class Drawable(Protocol):
-    """What a picture reads of a position: :class:`~yinsh_env.state.State` is one.
+    """What a picture reads of a position: :class:`~yinsh_env.engine.state.State` is one.
 
     Stated here, so the pictures need no import of the engine (which imports
     them for ``str(state)`` and ``_repr_svg_``).

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from .layout import ActionLike, Drawable, PointLike, layout_for
-from .scene import PAGE, Circle, Group, Line, Polygon, board_scene, scene
+from yinsh_env.render.layout import ActionLike, Drawable, PointLike, layout_for
+from yinsh_env.render.scene import PAGE, Circle, Group, Line, Polygon, board_scene, scene
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont

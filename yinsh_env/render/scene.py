@@ -23,10 +23,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from ..actions import MOVE_OFFSET, PASS_ACTION, RING_OFFSET, ROW_OFFSET
-from ..geometry import COLUMN_LETTERS, LINES, MOVE_PAIRS, N_POINTS, POINT_NAMES, POINTS, SEGMENTS
-from ..vocabulary import Phase
-from .layout import (
+from yinsh_env.engine.actions import MOVE_OFFSET, PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from yinsh_env.engine.geometry import (
+    COLUMN_LETTERS,
+    LINES,
+    MOVE_PAIRS,
+    N_POINTS,
+    POINT_NAMES,
+    POINTS,
+    SEGMENTS,
+)
+from yinsh_env.engine.vocabulary import Phase
+from yinsh_env.render.layout import (
     CAPTION_BAND,
     ActionLike,
     Drawable,

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from xml.sax.saxutils import escape
 
-from .layout import ActionLike, Drawable, PointLike, layout_for
-from .scene import PAGE, Circle, Group, Line, Polygon, Shape, board_scene, scene
+from yinsh_env.render.layout import ActionLike, Drawable, PointLike, layout_for
+from yinsh_env.render.scene import PAGE, Circle, Group, Line, Polygon, Shape, board_scene, scene
 
 __all__ = ["svg_board"]
 

@@ -1,13 +1,14 @@
 """Many YINSH games stepped at once: a batched engine and vector environments.
 
-* :mod:`.tables`: geometric tables (rays, segments, move paths), built at import;
-* :mod:`.state`: :class:`BatchState`, N games as arrays with a batch axis;
-* :mod:`.legal`, :mod:`.step`: the rules over a batch (legal masks, one decision);
-* :mod:`.observe`: the scalar environment's observation planes, for a batch;
-* :mod:`.opponents`: the batched agent interface (``act_batch``) and adapters;
-* :mod:`.env`: :class:`YinshVectorEnv`, Gymnasium's ``VectorEnv`` (``Yinsh-v0``'s
-  ``vector_entry_point``); :mod:`.shaping`: optional potential-based rewards;
-* :mod:`.sb3`: a Stable-Baselines3 ``VecEnv`` over it (imports SB3).
+* :mod:`yinsh_env.vector.tables`: geometric tables (rays, segments, move paths), built at import;
+* :mod:`yinsh_env.vector.batch_state`: :class:`BatchState`, N games as arrays with a batch axis;
+* :mod:`yinsh_env.vector.legal`, :mod:`yinsh_env.vector.step`: the rules over a batch
+  (legal masks, one decision);
+* :mod:`yinsh_env.vector.observe`: the scalar environment's observation planes, for a batch;
+* :mod:`yinsh_env.vector.batch_agents`: the batched agent interface (``act_batch``) and adapters;
+* :mod:`yinsh_env.vector.env`: :class:`YinshVectorEnv`, Gymnasium's ``VectorEnv`` (``Yinsh-v0``'s
+  ``vector_entry_point``); :mod:`yinsh_env.vector.shaping`: optional potential-based rewards;
+* :mod:`yinsh_env.vector.sb3`: a Stable-Baselines3 ``VecEnv`` over it (imports SB3).
 
 The encodings (actions, observation planes, masks) are the scalar engine's
 and environment's; the differential tests hold the two to the same games ply
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .state import BatchState, from_states, new_batch, reset_games, to_state
-from .step import apply, outcome
+from yinsh_env.vector.batch_state import BatchState, from_states, new_batch, reset_games, to_state
+from yinsh_env.vector.step import apply, outcome
 
 __all__ = [
     "BatchState",
@@ -36,7 +37,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The environment imports Gymnasium and PettingZoo: loaded only when asked for.
     if name == "YinshVectorEnv":
-        from .env import YinshVectorEnv
+        from yinsh_env.vector.env import YinshVectorEnv
 
         return YinshVectorEnv
     raise AttributeError(f"module 'yinsh_env.vector' has no attribute {name!r}")

@@ -1,11 +1,11 @@
 """``YinshVectorEnv``: many learner-versus-opponent games as one Gymnasium ``VectorEnv``.
 
-The scalar ``Yinsh-v0`` (:class:`yinsh_env.gym_env.YinshGymEnv`) for N games
+The scalar ``Yinsh-v0`` (:class:`yinsh_env.envs.gym_env.YinshGymEnv`) for N games
 at once, on the batched engine: the same observations (planes and int8
 mask, from the learner's side), actions, rewards (+1 / -1 / 0 at the end,
 ``illegal_reward`` for an illegal action) and game ends.  One ``step`` is
 one decision of the learner in every game; the opponent then makes all its
-decisions (for all games at once: :mod:`yinsh_env.vector.opponents`) until the learner is
+decisions (for all games at once: :mod:`yinsh_env.vector.batch_agents`) until the learner is
 to act again.  ``self_play=True`` makes both seats the learner: every step
 is a decision of the player to act, seen from their side, and the reward
 goes to the player who made it.
@@ -29,20 +29,31 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from ..actions import N_ACTIONS
-from ..aec_env import AGENTS, ILLEGAL_REWARD, check_options, check_seed, make_observation_space
-from ..errors import IllegalActionError, NotAnActionError
-from ..gym_env import _parse_learner, _reward
-from ..opponents import Entry, is_sampler
-from ..state import DEFAULT_RINGS_TO_WIN
-from ..vocabulary import Result, Termination
-from .legal import refresh_mask
-from .observe import encode, masks_for
-from .opponents import BatchOpponent, RandomOpponent, batch_opponent, random_legal
-from .shaping import check_shaping, ring_potential
-from .state import new_batch, reset_games
-from .step import apply, outcome, play_random_turns
-from .tables import OVER
+from yinsh_env.engine.actions import N_ACTIONS
+from yinsh_env.engine.errors import IllegalActionError, NotAnActionError
+from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN
+from yinsh_env.engine.vocabulary import Result, Termination
+from yinsh_env.envs.aec_env import (
+    AGENTS,
+    ILLEGAL_REWARD,
+    check_options,
+    check_seed,
+    make_observation_space,
+)
+from yinsh_env.envs.gym_env import _parse_learner, _reward
+from yinsh_env.envs.matchmaking import Entry, is_sampler
+from yinsh_env.vector.batch_agents import (
+    BatchOpponent,
+    RandomOpponent,
+    batch_opponent,
+    random_legal,
+)
+from yinsh_env.vector.batch_state import new_batch, reset_games
+from yinsh_env.vector.legal import refresh_mask
+from yinsh_env.vector.observe import encode, masks_for
+from yinsh_env.vector.shaping import check_shaping, ring_potential
+from yinsh_env.vector.step import apply, outcome, play_random_turns
+from yinsh_env.vector.tables import OVER
 
 __all__ = ["YinshVectorEnv"]
 
@@ -57,7 +68,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     Args:
         num_envs: the number of games.
         opponent: as ``Yinsh-v0`` takes it (None random, an agent, a callable,
-            a sampler of :mod:`yinsh_env.opponents` choosing per game and
+            a sampler of :mod:`yinsh_env.envs.matchmaking` choosing per game and
             episode) or a batch opponent (``act_batch``).
         learner: ``"alternate"`` (module docstring), ``"random"``, or a side
             (``"player_0"``/``"white"``/0, ``"player_1"``/``"black"``/1).
@@ -209,7 +220,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         """Each game's opponent's action in ``games`` (where an opponent is to act).
 
         Opponents that share a ``joint`` object are asked through it, once for
-        all of them (:class:`~yinsh_env.vector.opponents.JointOpponents`).
+        all of them (:class:`~yinsh_env.vector.batch_agents.JointOpponents`).
         """
         batch = self._batch
         groups: list[tuple[Any, Any]]  # (opponent, its games: a mask over games, or all)

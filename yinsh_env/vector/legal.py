@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
-from ..geometry import N_POINTS
-from .state import BatchState
-from .tables import (
+from yinsh_env.engine.actions import N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
+from yinsh_env.engine.geometry import N_POINTS
+from yinsh_env.vector.batch_state import BatchState
+from yinsh_env.vector.tables import (
     BLOCK,
     CELL_KIND,
     EMPTY,

@@ -1,4 +1,4 @@
-"""Observation planes for a batch: :func:`yinsh_env.observation.encode` over many games.
+"""Observation planes for a batch: :func:`yinsh_env.envs.observation.encode` over many games.
 
 The planes and their meaning are the scalar encoder's (its module docstring
 has the table); here they are written for every game at once: the four piece
@@ -13,11 +13,11 @@ import functools
 
 import numpy as np
 
-from ..observation import GRID, N_PLANES
-from ..vocabulary import TOTAL_MARKERS
-from .legal import rows_of
-from .state import BatchState, count_rays, new_batch
-from .tables import (
+from yinsh_env.engine.vocabulary import TOTAL_MARKERS
+from yinsh_env.envs.observation import GRID, N_PLANES
+from yinsh_env.vector.batch_state import BatchState, count_rays, new_batch
+from yinsh_env.vector.legal import rows_of
+from yinsh_env.vector.tables import (
     BLOCK,
     GRID_POINT,
     MARKER_CODE,
@@ -118,7 +118,7 @@ def decode(planes: np.ndarray, masks: np.ndarray) -> BatchState:
     """The batch of positions that observations of the player to act were made from.
 
     The inverse of :func:`encode` for games someone is to act in (as
-    :func:`yinsh_env.observation.decode` is for one); ``masks`` become the
+    :func:`yinsh_env.envs.observation.decode` is for one); ``masks`` become the
     state's legal masks.  All observations must share one ``rings_to_win``.
     """
     n = planes.shape[0]

@@ -31,7 +31,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from .env import YinshVectorEnv
+from yinsh_env.vector.env import YinshVectorEnv
 
 __all__ = ["YinshSB3VecEnv"]
 

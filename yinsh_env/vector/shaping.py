@@ -48,7 +48,7 @@ def ring_potential(
 class ShapedReward(gymnasium.Wrapper[Any, Any, Any, Any]):
     """``Yinsh-v0`` with potential-based shaping added to its reward (module docstring).
 
-    Wraps a :class:`~yinsh_env.gym_env.YinshGymEnv` (or a wrapper of one);
+    Wraps a :class:`~yinsh_env.envs.gym_env.YinshGymEnv` (or a wrapper of one);
     ``info["shaping"]`` holds the term added at each step.
     """
 

@@ -3,7 +3,7 @@
 :func:`apply` groups the games by the kind of their action (place, move,
 row, ring, pass) and applies each kind to its group with array operations,
 then refreshes the groups' legal masks.  The transitions are those of
-:class:`yinsh_env.state.State` (its docstring has the turn structure); the
+:class:`yinsh_env.engine.state.State` (its docstring has the turn structure); the
 differential tests compare the two ply by ply.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
-from ..vocabulary import RINGS_PER_PLAYER
-from .legal import random_draws, refresh_mask, row_bits
-from .state import BatchState
-from .tables import (
+from yinsh_env.engine.actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
+from yinsh_env.engine.vocabulary import RINGS_PER_PLAYER
+from yinsh_env.vector.batch_state import BatchState
+from yinsh_env.vector.legal import random_draws, refresh_mask, row_bits
+from yinsh_env.vector.tables import (
     ACTION_ARG,
     ACTION_KIND,
     EMPTY,

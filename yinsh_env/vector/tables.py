@@ -1,4 +1,4 @@
-"""Geometric tables for the batched engine, built once at import from :mod:`yinsh_env.geometry`.
+"""Geometric tables for the batched engine, built at import from :mod:`yinsh_env.engine.geometry`.
 
 Everything the batched rules look up is an integer array here, PGX-style, so
 that a step is gathers and element-wise operations over the games (and the
@@ -15,9 +15,16 @@ from typing import Final
 
 import numpy as np
 
-from ..actions import MOVE_ACTION, MOVE_OFFSET, N_ACTIONS, PASS_ACTION, RING_OFFSET, ROW_OFFSET
-from ..geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINTS, RAYS, SEGMENTS
-from ..vocabulary import Phase
+from yinsh_env.engine.actions import (
+    MOVE_ACTION,
+    MOVE_OFFSET,
+    N_ACTIONS,
+    PASS_ACTION,
+    RING_OFFSET,
+    ROW_OFFSET,
+)
+from yinsh_env.engine.geometry import MOVE_BETWEEN, MOVE_PAIRS, N_POINTS, POINTS, RAYS, SEGMENTS
+from yinsh_env.engine.vocabulary import Phase
 
 #: Cell codes: empty, White's / Black's ring, White's / Black's marker, off the board.
 EMPTY: Final = 0

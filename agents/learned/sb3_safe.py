@@ -1,0 +1,194 @@
+"""Load an SB3 model zip without unpickling anything it holds.
+
+A MaskablePPO ``.zip`` keeps its weights as ``.pth`` files (SB3 loads those
+with ``torch.load(weights_only=True)``: tensors only) and its settings in a
+JSON entry ``data``, where every value JSON cannot hold (the policy class,
+the spaces, the schedules, the last observation) is a base64 cloudpickle
+under ``":serialized:"``.  Unpickling runs whatever code the file's author
+put there, so :func:`safe_custom_objects` builds each of those values
+itself, from the readable fields SB3 writes beside the pickle, and hands
+them to ``MaskablePPO.load`` as ``custom_objects``, which SB3 uses *instead*
+of unpickling.  Only what a YINSH policy needs can be built this way:
+
+* the policy class and the features extractor: only the classes the
+  project's example saves (:data:`CLASSES`, under their old module paths too);
+* ``policy_kwargs``: those classes, plain values (literals) and the few
+  words a string argument may be (:data:`_WORDS`);
+* the spaces: the YINSH observation dict and the 2,142 actions;
+* the schedules, the rollout buffer, the last observation and the episode
+  buffers: placeholders (inference never uses them).
+
+Anything else pickled in the file is refused with a ``ValueError`` naming the
+file and the entry: such a model can only be loaded by unpickling it, which
+is for files one trusts (``MaskablePPO.load`` in your own code, wrapped as a
+``py:`` agent).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from agents.learned.precision import PRECISIONS
+from agents.learned.renamed import SB3_RENAMED
+from yinsh_env.engine.actions import N_ACTIONS
+from yinsh_env.envs.observation import OBS_SHAPE
+
+#: Classes a saved model may name: policy classes and features extractors.
+CLASSES: Final = (
+    "sb3_contrib.common.maskable.policies.MaskableMultiInputActorCriticPolicy",
+    "agents.learned.sb3_models.PretrainedPolicy",
+    "agents.learned.sb3_models.PlanesCNN",
+    "agents.learned.sb3_models.PlanesPolicy",
+    "agents.learned.sb3_models.PretrainedNet",
+)
+#: Largest ``data`` entry read (a model's settings are a few kB; the last
+#: observation of many environments can be a few MB).
+MAX_DATA_BYTES = 64 << 20
+#: Entries inference never uses: a placeholder instead of the pickle.
+_PLACEHOLDERS: Final[dict[str, Any]] = {
+    "rollout_buffer_class": None,
+    "_last_obs": None,
+    "_last_episode_starts": None,
+    "_last_original_obs": None,
+    "ep_info_buffer": None,
+    "ep_success_buffer": None,
+    "action_noise": None,
+    "replay_buffer_class": None,
+}
+_SCHEDULES: Final = ("lr_schedule", "clip_range", "clip_range_vf", "learning_rate")
+#: String arguments of the policy classes, by name, and the words each may be
+#: (SB3's readable copy of a string has no quotes to tell it from a name).
+_WORDS: Final[dict[str, tuple[str, ...]]] = {"precision": PRECISIONS}
+_CLASS_TEXT = re.compile(r"<class '([A-Za-z_][\w.]*)'>")
+_INIT_TEXT = re.compile(r"<function ([A-Za-z_]\w*)\.__init__ at ")
+
+
+def _constant(_: float) -> float:
+    return 0.0
+
+
+def safe_custom_objects(file: Path, renamed: Mapping[str, str] = SB3_RENAMED) -> dict[str, Any]:
+    """``custom_objects`` that replace every pickled entry of the model ``file``.
+
+    ``renamed`` maps the module paths of older saves to today's.  Raises
+    ``ValueError`` naming the file and the entry for one that cannot be
+    built without unpickling it.
+    """
+    try:
+        with zipfile.ZipFile(file) as archive:
+            if "data" not in archive.namelist():
+                return {}
+            if archive.getinfo("data").file_size > MAX_DATA_BYTES:
+                raise ValueError(
+                    f"SB3 model {str(file)!r}: its data entry is over {MAX_DATA_BYTES} bytes"
+                )
+            data = json.loads(archive.read("data").decode("utf-8"))
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"SB3 model {str(file)!r}: its data entry is not a JSON object")
+    replacements: dict[str, Any] = {}
+    for key, item in data.items():
+        if not (isinstance(item, dict) and ":serialized:" in item):
+            continue
+        build = _BUILDERS.get(key)
+        if build is None and key in _PLACEHOLDERS:
+            replacements[key] = _PLACEHOLDERS[key]
+            continue
+        if build is None and key in _SCHEDULES:
+            replacements[key] = _constant
+            continue
+        try:
+            if build is None:
+                raise ValueError("no safe way to read it")
+            replacements[key] = build(item, renamed)
+        except ValueError as exc:
+            raise ValueError(
+                f"SB3 model {str(file)!r}: refused to unpickle its {key!r} entry ({exc}); "
+                "a pickle runs code: load files you trust with MaskablePPO.load yourself"
+            ) from None
+    return replacements
+
+
+def _allowed_class(text: str, renamed: Mapping[str, str]) -> type:
+    """The class a readable field names (``<class 'a.b.C'>``), if it is one of :data:`CLASSES`."""
+    match = _CLASS_TEXT.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text[:80]!r} names no class")
+    return _resolve(match.group(1), renamed)
+
+
+def _resolve(path: str, renamed: Mapping[str, str]) -> type:
+    module, _, name = path.rpartition(".")
+    module = renamed.get(module, module)
+    if f"{module}.{name}" not in CLASSES:
+        raise ValueError(f"class {path[:80]!r} is not one a YINSH model may name")
+    found = getattr(importlib.import_module(module), name)
+    assert isinstance(found, type)
+    return found
+
+
+def _policy_class(item: dict[str, Any], renamed: Mapping[str, str]) -> type:
+    module = item.get("__module__")
+    match = _INIT_TEXT.match(str(item.get("__init__", "")))
+    if not isinstance(module, str) or match is None:
+        raise ValueError("the policy class is not named")
+    return _resolve(f"{module}.{match.group(1)}", renamed)
+
+
+def _policy_kwargs(item: dict[str, Any], renamed: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        if key.startswith(":"):
+            continue
+        if isinstance(value, str) and value.startswith("<class "):
+            out[key] = _allowed_class(value, renamed)
+        elif isinstance(value, str) and value in _WORDS.get(key, ()):
+            out[key] = value  # SB3 writes a string argument without its quotes
+        elif isinstance(value, str):
+            try:
+                out[key] = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise ValueError(f"policy_kwargs[{key!r}] is no plain value") from None
+        else:
+            out[key] = value  # SB3 kept it as JSON: plain already
+    return out
+
+
+def _observation_space(item: dict[str, Any], renamed: Mapping[str, str]) -> Any:
+    from gymnasium import spaces
+
+    built = spaces.Dict(
+        {
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+            "observation": spaces.Box(0.0, 1.0, OBS_SHAPE, np.float32),
+        }
+    )
+    if str(item.get("spaces")) != str(dict(built.spaces)):
+        raise ValueError(f"the observation space is not YINSH's: {str(item.get('spaces'))[:120]}")
+    return built
+
+
+def _action_space(item: dict[str, Any], renamed: Mapping[str, str]) -> Any:
+    from gymnasium import spaces
+
+    if str(item.get("n")) != str(N_ACTIONS):
+        raise ValueError(f"the action space is not YINSH's {N_ACTIONS} actions")
+    return spaces.Discrete(N_ACTIONS)
+
+
+_BUILDERS: Final[dict[str, Callable[[dict[str, Any], Mapping[str, str]], Any]]] = {
+    "policy_class": _policy_class,
+    "policy_kwargs": _policy_kwargs,
+    "observation_space": _observation_space,
+    "action_space": _action_space,
+}

@@ -1,0 +1,354 @@
+"""Opponents for a learner: a pool that grows with it, a curriculum, a league of both.
+
+Self-play as OpenSpiel, AlphaStar's league and PettingZoo's tutorials do it
+needs the environment side to pick, at each episode, *whom* the learner
+plays.  This module does that without knowing any agent or network: an
+opponent is whatever :class:`~yinsh_env.envs.gym_env.YinshGymEnv` takes (``None``
+for uniformly random moves, an object with ``act(state)`` or
+``act_observation(observation)``, or a callable), or, for a multi-agent
+library, any label such as an RLlib module id.  Building opponents from agent
+specs (:mod:`agents.league`) and freezing copies of a learner
+(:mod:`train.libraries.sb3_selfplay`, :mod:`train.libraries.rllib_league`) live downstream.
+
+Three samplers share one small interface (:class:`OpponentSampler`):
+``sample(rng)`` returns an :class:`Entry` (a name, the opponent, its record),
+``record(entry, reward)`` tells it how the learner did (+1 / 0 / -1)::
+
+    from yinsh_env.envs.gym_env import YinshGymEnv
+    from yinsh_env.envs.matchmaking import Curriculum, League, OpponentPool
+
+    pool = OpponentPool(strategy="pfsp", max_snapshots=20)
+    pool.add("random", None)                     # fixed members stay
+    ladder = Curriculum([("random", None), ("greedy", greedy_agent)], threshold=0.7)
+    league = League([(0.5, ladder), (0.5, pool)])
+    env = YinshGymEnv(opponent=league)           # samples at every reset()
+    ...
+    pool.add_snapshot(frozen_copy_of_learner, step=100_000)  # every K steps
+
+* :class:`OpponentPool`: fixed members plus snapshots of the learner, the
+  oldest snapshots dropped beyond ``max_snapshots``.  ``strategy``:
+  ``"uniform"``; ``"recent"``, the ``k``-th newest member weighted
+  ``recency**k``; ``"pfsp"``, prioritised fictitious self-play (AlphaStar),
+  each member weighted ``(1 - p)**power`` where ``p`` is the learner's
+  smoothed score against it, ``(score + 1) / (games + 2)``, so that the
+  opponents it beats least are met most and none is ever starved.
+* :class:`Curriculum`: graded opponents met one at a time; once the learner
+  scores at least ``threshold`` over the last ``window`` games against the
+  current stage, it moves to the next (``promotions`` records when).
+* :class:`League`: samplers mixed with fixed weights (a curriculum and a
+  snapshot pool, say); results go back to the sampler that chose.
+
+Sampling draws only from the ``rng`` passed in (the environment's own
+``np_random``, seeded by ``reset(seed=...)``), so a seeded run repeats;
+several environments stepped in one process (SB3's ``DummyVecEnv``) can
+share one sampler, and then share its statistics.  A sampler's state is
+plain Python, so each process of a multiprocess vector environment would
+keep its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+
+STRATEGIES: Final = ("uniform", "recent", "pfsp")
+
+
+def learner_score(reward: float) -> float:
+    """The learner's game score from its final reward: 1 win, 0.5 draw, 0 loss."""
+    return 1.0 if reward > 0 else 0.0 if reward < 0 else 0.5
+
+
+@dataclass(eq=False)
+class Entry:
+    """One opponent and the learner's record against it.
+
+    ``snapshot`` marks a frozen copy of the learner (dropped when the pool is
+    full); ``added`` orders members by age (larger is newer).
+    """
+
+    name: str
+    opponent: Any
+    snapshot: bool = False
+    added: int = 0
+    games: int = 0
+    score: float = 0.0  # the learner's points against it (1 a win, 0.5 a draw)
+
+    @property
+    def win_rate(self) -> float:
+        """The learner's smoothed score against this opponent: ``(score + 1) / (games + 2)``."""
+        return (self.score + 1.0) / (self.games + 2.0)
+
+    def record(self, reward: float) -> None:
+        self.games += 1
+        self.score += learner_score(reward)
+
+
+@runtime_checkable
+class OpponentSampler(Protocol):
+    """Chooses the learner's opponent for each episode and hears how it went."""
+
+    def sample(self, rng: np.random.Generator) -> Entry: ...
+
+    def record(self, entry: Entry, reward: float) -> None: ...
+
+    def __contains__(self, entry: object) -> bool: ...
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The opponents it can choose now, with their records."""
+        ...
+
+
+def is_sampler(value: Any) -> bool:
+    """Whether ``value`` chooses opponents (callable ``sample`` and ``record``, and ``in``)."""
+    return all(
+        callable(getattr(value, name, None)) for name in ("sample", "record", "__contains__")
+    )
+
+
+def _close(opponent: Any) -> None:
+    close = getattr(opponent, "close", None)
+    if callable(close):
+        close()
+
+
+class OpponentPool:
+    """Fixed opponents and snapshots of the learner, sampled by ``strategy``.
+
+    Args:
+        strategy: ``"uniform"``, ``"recent"`` or ``"pfsp"`` (module docstring).
+        max_snapshots: snapshots kept; adding one more drops (and closes) the oldest.
+        recency: the ``"recent"`` weight ratio between consecutive ages, in (0, 1].
+        power: the ``"pfsp"`` exponent, at least 0 (0 is uniform).
+    """
+
+    def __init__(
+        self,
+        strategy: str = "uniform",
+        max_snapshots: int = 20,
+        recency: float = 0.8,
+        power: float = 2.0,
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown pool strategy {strategy!r}; expected one of {STRATEGIES}")
+        if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, int):
+            raise TypeError(f"max_snapshots is an int, not {max_snapshots!r}")
+        if max_snapshots < 1:
+            raise ValueError(f"max_snapshots must be at least 1, not {max_snapshots}")
+        if not 0.0 < recency <= 1.0:
+            raise ValueError(f"recency must be in (0, 1], not {recency!r}")
+        if not 0.0 <= power < float("inf"):
+            raise ValueError(f"power must be finite and at least 0, not {power!r}")
+        self.strategy = strategy
+        self.max_snapshots = max_snapshots
+        self.recency = float(recency)
+        self.power = float(power)
+        self.entries: list[Entry] = []
+        self._counter = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, entry: object) -> bool:
+        return any(entry is e for e in self.entries)
+
+    @property
+    def names(self) -> list[str]:
+        return [entry.name for entry in self.entries]
+
+    def add(self, name: str, opponent: Any, snapshot: bool = False) -> Entry:
+        """Add a member under a new ``name`` (ValueError if the name is taken)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a pool member needs a non-empty name, not {name!r}")
+        if name in self.names:
+            raise ValueError(f"the pool already has a member named {name!r}")
+        entry = Entry(name, opponent, snapshot=snapshot, added=next(self._counter))
+        self.entries.append(entry)
+        snapshots = [e for e in self.entries if e.snapshot]
+        for old in snapshots[: max(0, len(snapshots) - self.max_snapshots)]:
+            self.entries.remove(old)
+            _close(old.opponent)
+        return entry
+
+    def add_snapshot(self, opponent: Any, step: int) -> Entry:
+        """Add a frozen copy of the learner taken at ``step``, named ``snapshot@STEP``."""
+        return self.add(f"snapshot@{step}", opponent, snapshot=True)
+
+    def weights(self) -> np.ndarray:
+        """Each member's sampling probability, in :attr:`entries` order."""
+        if not self.entries:
+            raise ValueError("the opponent pool is empty: add an opponent before sampling")
+        if self.strategy == "uniform":
+            raw = np.ones(len(self.entries))
+        elif self.strategy == "recent":
+            ages = np.argsort(np.argsort([-e.added for e in self.entries]))  # 0: the newest
+            raw = self.recency ** ages.astype(np.float64)
+        else:
+            raw = np.array([(1.0 - e.win_rate) ** self.power for e in self.entries])
+        return raw / raw.sum()
+
+    def sample(self, rng: np.random.Generator) -> Entry:
+        return self.entries[int(rng.choice(len(self.entries), p=self.weights()))]
+
+    def record(self, entry: Entry, reward: float) -> None:
+        entry.record(reward)
+
+    def close(self) -> None:
+        for entry in self.entries:
+            _close(entry.opponent)
+
+
+class Curriculum:
+    """Graded opponents, weakest first; the learner moves on once it beats the current one.
+
+    Args:
+        stages: ``(name, opponent)`` pairs, in the order to meet them.
+        threshold: the learner's score over the last ``window`` games against
+            the current stage that promotes it, in (0, 1].
+        window: games judged (all of them, once ``window`` are played).
+    """
+
+    def __init__(
+        self, stages: Iterable[tuple[str, Any]], threshold: float = 0.7, window: int = 100
+    ) -> None:
+        self.check_settings(threshold, window)
+        self.stages = [Entry(name, opponent, added=i) for i, (name, opponent) in enumerate(stages)]
+        if not self.stages:
+            raise ValueError("a curriculum needs at least one stage")
+        names = [stage.name for stage in self.stages]
+        if len(set(names)) != len(names):
+            raise ValueError(f"curriculum stage names repeat: {names}")
+        self.threshold = float(threshold)
+        self.window = window
+        self.stage = 0
+        self.recent: deque[float] = deque(maxlen=window)
+        #: ``(stage name reached, games the learner had played in the curriculum)``
+        self.promotions: list[tuple[str, int]] = []
+        self._games = 0
+
+    @staticmethod
+    def check_settings(threshold: float, window: int) -> None:
+        """ValueError naming ``threshold`` or ``window`` unless a curriculum can use them."""
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], not {threshold!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a positive int, not {window!r}")
+
+    @property
+    def current(self) -> Entry:
+        return self.stages[self.stage]
+
+    @property
+    def entries(self) -> list[Entry]:
+        return list(self.stages)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the learner has reached the last stage."""
+        return self.stage == len(self.stages) - 1
+
+    def __contains__(self, entry: object) -> bool:
+        return any(entry is e for e in self.stages)
+
+    def sample(self, rng: np.random.Generator) -> Entry:
+        return self.current
+
+    def record(self, entry: Entry, reward: float) -> None:
+        """Count the game; a game against an earlier stage counts for it only."""
+        entry.record(reward)
+        self._games += 1
+        if entry is not self.current:
+            return
+        self.recent.append(learner_score(reward))
+        full = len(self.recent) == self.window
+        if full and not self.finished and np.mean(self.recent) >= self.threshold:
+            self.stage += 1
+            self.recent.clear()
+            self.promotions.append((self.current.name, self._games))
+
+    def close(self) -> None:
+        for entry in self.stages:
+            _close(entry.opponent)
+
+
+@dataclass
+class League:
+    """Samplers mixed with fixed weights: each episode, one is chosen, then it chooses."""
+
+    members: Sequence[tuple[float, OpponentSampler]]
+    _weights: np.ndarray = field(init=False, repr=False)
+    #: id(entry) -> (entry, the sampler that chose it, games not yet recorded), until
+    #: the last result comes back: a pool may drop a snapshot while games against it
+    #: (several at once in a vector environment) are still being played.
+    _chosen: dict[int, tuple[Entry, OpponentSampler, int]] = field(
+        init=False, repr=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ValueError("a league needs at least one sampler")
+        weights = np.array([float(w) for w, _ in self.members])
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+            raise ValueError(f"league weights must be finite, >= 0, not all 0: {weights.tolist()}")
+        for _, sampler in self.members:
+            if not is_sampler(sampler):
+                raise TypeError(f"{sampler!r} is not an opponent sampler (sample, record, in)")
+        self._weights = weights / weights.sum()
+
+    def sample(self, rng: np.random.Generator) -> Entry:
+        index = int(rng.choice(len(self.members), p=self._weights))
+        sampler = self.members[index][1]
+        entry = sampler.sample(rng)
+        chosen = self._chosen.get(id(entry))
+        games = chosen[2] + 1 if chosen is not None and chosen[0] is entry else 1
+        self._chosen[id(entry)] = (entry, sampler, games)
+        return entry
+
+    def record(self, entry: Entry, reward: float) -> None:
+        """Send the result to the sampler that chose ``entry`` (still a member or not)."""
+        chosen = self._chosen.get(id(entry))
+        if chosen is not None and chosen[0] is entry:
+            sampler, games = chosen[1], chosen[2] - 1
+            if games > 0:
+                self._chosen[id(entry)] = (entry, sampler, games)
+            else:  # its last game under way: forget it
+                del self._chosen[id(entry)]
+        else:
+            sampler = next((s for _, s in self.members if entry in s), None)  # type: ignore[assignment]
+            if sampler is None:
+                raise ValueError(f"opponent {entry.name!r} belongs to no sampler of this league")
+        sampler.record(entry, reward)
+
+    def __contains__(self, entry: object) -> bool:
+        return any(entry in sampler for _, sampler in self.members)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every member of every sampler (each once)."""
+        seen: dict[int, Entry] = {}
+        for _, sampler in self.members:
+            for entry in getattr(sampler, "entries", []):
+                seen.setdefault(id(entry), entry)
+        return list(seen.values())
+
+    def close(self) -> None:
+        for _, sampler in self.members:
+            _close(sampler)
+
+
+__all__ = [
+    "STRATEGIES",
+    "Curriculum",
+    "Entry",
+    "League",
+    "OpponentPool",
+    "OpponentSampler",
+    "is_sampler",
+    "learner_score",
+]
