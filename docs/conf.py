@@ -38,7 +38,8 @@ extensions = [
     "reexports",
 ]
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "images/README.md", "notebooks/.ipynb_checkpoints"]
+# studies/runs/: the runs' text (config, metrics, manifests) the study pages cite, not pages.
+exclude_patterns = ["_build", "images/README.md", "notebooks/.ipynb_checkpoints", "studies/runs"]
 suppress_warnings: list[str] = []
 
 # MyST: README-style heading anchors, so links like guide.md#the-rules resolve.

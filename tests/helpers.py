@@ -166,7 +166,7 @@ SECOND_PASS = "RrMM/mmRmMmm/1MMmm3/1mM1mm3/1Mm2mm3/mm3MM2/mM4Mm2/m5mM1/6Mm/6m/4 
 #: A blitz game (one ring wins) whose last move throws a won position away:
 #: Black, to move at ply 48, wins with F2-G2 (a row of five, then its ring) but
 #: plays A4-A2, after which White makes a row at once.  Found by playing seeded
-#: random games; tests/agents/test_review.py checks both facts with the rules.
+#: random games; tests/agents/review/test_review.py checks both facts with the rules.
 THROWN_AWAY = """[Variant "blitz"]
 [Result "*"]
 G4 G9 B2 E7 I7 I4 G10 F4 I6 G3 G4-H4 I4-H3 B2-H8 F4-G5 H4-H7 G9-G7 G10-F9 G5-I5

@@ -16,7 +16,7 @@ the pentanomial distribution is the maximum-likelihood one (given the counts)
 whose mean pair score is the hypothesis's expected score, so no draw rate or
 pair correlation has to be assumed.  Then the probability of accepting H1
 when A is only ``elo0`` better is about ``alpha``, and of accepting H0 when A
-is ``elo1`` better about ``beta`` (tests/evaluation/test_sprt.py checks both on
+is ``elo1`` better about ``beta`` (tests/agents/evaluation/test_sprt.py checks both on
 thousands of simulated matches).
 
 **Which Elo.**  ``elo0`` and ``elo1`` are *logistic* Elo: expected score

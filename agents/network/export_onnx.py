@@ -18,7 +18,7 @@ to float32 rounding, and the int8 graph must stay within quantisation's reach
 of them (:data:`BOUNDS`).  It never re-makes the int8 graph to compare bit for
 bit: calibration runs on the CPU's own float kernels, so a re-make differs from
 one CPU to the next while both are equally good
-(tests/agents/test_shipped_graphs.py runs the check).
+(tests/agents/network/test_shipped_graphs.py runs the check).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ search settings and variant, the checkpoint's ``metadata``) and the SHA-256 of
 the checkpoint they were made from.  A player takes the graphs only while that
 hash is the checkpoint's, so a replaced checkpoint is never played with the old
 graphs.  ``python -m agents.network.export_onnx`` makes them (it needs torch);
-tests/agents/test_shipped_graphs.py checks that they still give the checkpoint's
+tests/agents/network/test_shipped_graphs.py checks that they still give the checkpoint's
 policy and value.
 
 :class:`GraphEvaluator` evaluates search leaves with an ONNX Runtime session in

@@ -220,6 +220,17 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert private_imports() == []
 
 
+def test_the_test_folders_mirror_the_packages() -> None:
+    """tests/PACKAGE/SUB/ for the package folder PACKAGE/SUB/ it tests, none over the cap."""
+    tests = PROJECT_ROOT / "tests"
+    for folder in sorted({p.parent for p in tests.rglob("test_*.py")}):
+        modules = list(folder.glob("test_*.py"))
+        assert len(modules) <= MAX_MODULES, (folder, len(modules))
+        relative = folder.relative_to(tests)
+        if relative.parts[0] != "release":  # the release's checks test no one package
+            assert (PROJECT_ROOT / relative / "__init__.py").is_file(), folder
+
+
 def test_no_two_modules_share_a_file_name() -> None:
     """A file name says one job: ``checkpoint.py`` twice would hide which is which."""
     names = [p.name for package in PACKAGES for p in (PROJECT_ROOT / package).rglob("*.py")]
@@ -307,7 +318,7 @@ def test_every_package_says_what_each_of_its_modules_is() -> None:
 
 #: The one checkpoint kept in the tree besides the shipped networks: where the shipped
 #: line resumes (``pretrained`` is its iteration 920).
-RESUME_CHECKPOINT = "train/run_archives/long2-int8/checkpoints/iter_000920.pt"
+RESUME_CHECKPOINT = "docs/studies/runs/long2-int8/checkpoints/iter_000920.pt"
 
 
 def test_no_checkpoint_is_tracked_but_the_shipped_networks_and_the_resume_point() -> None:
@@ -324,7 +335,7 @@ def test_no_checkpoint_is_tracked_but_the_shipped_networks_and_the_resume_point(
 
 
 def test_every_archived_checkpoint_is_in_the_tree_or_names_the_commit_that_has_it() -> None:
-    manifests = sorted((PROJECT_ROOT / "train" / "run_archives").glob("*/archive.json"))
+    manifests = sorted((PROJECT_ROOT / "docs" / "studies" / "runs").glob("*/archive.json"))
     assert manifests
     for manifest in manifests:
         data = json.loads(manifest.read_text())

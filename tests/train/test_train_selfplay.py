@@ -96,7 +96,7 @@ def test_recorded_positions_and_targets() -> None:
 
 def test_forced_playouts_give_pruned_targets_that_are_distributions() -> None:
     """PUCT self-play with KataGo's forced playouts: each (pruned) target sums to one
-    (pruning itself: tests/agents/test_search.py); the games differ from those without."""
+    (pruning itself: tests/agents/search/test_search.py); the games differ from those without."""
     search = SearchConfig(algorithm="puct", simulations=24, forced_playouts=2.0)
     selfplay = dataclasses.replace(SELFPLAY, full_search_prob=1.0)
     game = play_games(hashed, [5], search, selfplay).games[0]

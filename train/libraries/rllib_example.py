@@ -199,7 +199,7 @@ def build_config(
         PPOConfig()
         # RLlib's environment check steps with unmasked random actions, which
         # end YINSH games as illegal moves (with a warning); the environment
-        # passes PettingZoo's own API test instead (tests/env/test_aec_env.py).
+        # passes PettingZoo's own API test instead (tests/yinsh_env/envs/test_aec_env.py).
         .environment(ENV_NAME, env_config={"rings_to_win": rings_to_win}, disable_env_checking=True)
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs)
         .learners(num_learners=0)

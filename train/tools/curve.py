@@ -21,7 +21,7 @@ Usage::
     python -m train.tools.curve runs/long          # the table, and where each anchor is crossed
     python -m train.tools.curve runs/long --out curve.png   # the plot too (needs matplotlib)
     # a training in stretches, one after another:
-    python -m train.tools.curve train/run_archives/long/curve.json train/run_archives/long2 \\
+    python -m train.tools.curve docs/studies/runs/long/curve.json docs/studies/runs/long2 \\
         --out all.png
     python -m train.tools.curve runs/a runs/b --out both.png  # two runs on one axis
 """

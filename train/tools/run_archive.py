@@ -1,7 +1,7 @@
 """A training run kept beside the code: save a run directory's state small, restore it anywhere.
 
 A long run is stopped and resumed many times, on other machines too, so its
-state is kept in ``train/run_archives/NAME/``, not in the ignored ``runs/``.
+state is kept in ``docs/studies/runs/NAME/``, not in the ignored ``runs/``.
 An archive holds only what ``yinsh-train --resume`` and
 ``python -m train.tools.curve`` need::
 
@@ -24,8 +24,8 @@ release asset, a model hub) and the manifest's sha256 checks them when they
 come back.  Checkpoints committed before that rule and pruned since are in
 git's history: :func:`restore` names the commit that has each.  Usage::
 
-    python -m train.tools.run_archive save runs/long2 train/run_archives/long2  # text: commit
-    python -m train.tools.run_archive restore train/run_archives/long2 runs/long2  # anywhere
+    python -m train.tools.run_archive save runs/long2 docs/studies/runs/long2  # text: commit
+    python -m train.tools.run_archive restore docs/studies/runs/long2 runs/long2  # anywhere
     yinsh-train --run-dir runs/long2 --resume                                # continue it
 """
 

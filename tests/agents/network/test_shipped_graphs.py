@@ -29,7 +29,7 @@ from agents.network.graphs import SHIPPED_PRECISIONS, GraphEvaluator, file_sha25
 from agents.network.pretrained import WEIGHTS_DIR, PretrainedAgent, shipped_weights, weights_path
 from yinsh_env.engine.state import State
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_shipped_checkpoint_has_graphs_made_from_it() -> None:

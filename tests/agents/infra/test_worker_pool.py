@@ -144,7 +144,7 @@ def test_the_old_loop_through_wait_could_end_uncleanly() -> None:
     done = subprocess.run(
         [sys.executable, "-c", program],
         cwd=Path(__file__).parent,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         capture_output=True,
         text=True,
         timeout=600,  # bounded; it takes seconds

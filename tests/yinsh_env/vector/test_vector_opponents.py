@@ -1,6 +1,6 @@
 """Batch opponents (yinsh_env.vector.batch_agents): random choices, and agents asked per game.
 
-The batched greedy agent has its tests in tests/agents/test_greedy_batch.py.
+The batched greedy agent has its tests in tests/agents/baselines/test_greedy_batch.py.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from train.run_checkpoint import latest_checkpoint, read_file
 from yinsh_env import action_to_str
 from yinsh_env.records.formats import read_record
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def rows(path: Path, query: str = "SELECT * FROM games ORDER BY id") -> list[sqlite3.Row]:

@@ -14,7 +14,7 @@ from agents.web import AppConfig, YinshServer
 from agents.web import reviews as web_reviews
 from yinsh_env import load_record, read_record, write_record
 
-BGA = Path(__file__).parent.parent / "data" / "games" / "bga" / "bga_862307561.json"
+BGA = Path(__file__).parents[2] / "data" / "games" / "bga" / "bga_862307561.json"
 
 
 @pytest.fixture(scope="module")

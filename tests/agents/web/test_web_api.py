@@ -554,7 +554,7 @@ def test_yinsh_play_web_serves_until_stopped() -> None:
     import sys
     import urllib.request
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     command = [sys.executable, "-m", "agents.play.play_cli", "--web", "--no-open", "--port", "0"]
     allow = ["--allow", "mcts:sims=20000", "--allow", "alphabeta:depth=2"]
     proc = subprocess.Popen(

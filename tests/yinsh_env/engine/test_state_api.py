@@ -30,7 +30,7 @@ from yinsh_env import (
     str_to_action,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 START = "4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3"
 # White to move; E5-E7 leaves E5 (white row E1-E5) and flips E6 (black row C6-G6).
 ROWS_FOR_BOTH = "r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3"

@@ -89,7 +89,7 @@ POSITIONS = [
     for state in [State().apply_all(game.actions[:k]) for k in (0, 7, 12, 40, len(game.actions))]
 ]
 RECORDS = [GameRecord.from_state(game, "random", "random") for game in GAMES]
-BGA = next((Path(__file__).parent.parent / "data" / "games" / "bga").glob("*.json")).read_text()
+BGA = next((Path(__file__).parents[2] / "data" / "games" / "bga").glob("*.json")).read_text()
 
 #: Characters the formats use, and the tricky ones around them.
 _TRICKY = ["\u00b2", "\u0663", "\uff11", "\ufeff", "\x00", "\u2028", "place", "pass", "P0[", "999"]

@@ -14,7 +14,7 @@ from agents import make_agent
 from agents.play.terminal import TerminalGame
 from yinsh_env import State, read_record
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 #: White (two rings removed) wins with E5-E8, a row and a ring.
 ROW_WIN = position_text(
     pieces(R="E5 A2 B1", r="J10", M="C6 D6 F6 G6 C7 D7 F7 G7", m="E6 E7"), "w move - 2-0 41 0 3"

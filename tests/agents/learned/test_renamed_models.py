@@ -24,31 +24,38 @@ def saved_under(monkeypatch: pytest.MonkeyPatch, cls: type, old_module: str) -> 
     monkeypatch.setattr(cls, "__module__", old_module)
 
 
-def sb3_zip_saved_under_old_names(tmp_path: Path) -> Path:
+#: The module paths SB3 zips were saved under before each layout change.
+OLD_SB3_PATHS = ["train.sb3_maskable_ppo", "agents.libraries.sb3_models"]
+
+
+def sb3_zip_saved_under_old_names(tmp_path: Path, old: str = OLD_SB3_PATHS[0]) -> Path:
     pytest.importorskip("sb3_contrib", reason='optional extra: pip install -e ".[sb3]"')
     from agents.learned.sb3_models import PlanesCNN
     from train.libraries import sb3_maskable_ppo as example
 
     path = tmp_path / "old.zip"
     with pytest.MonkeyPatch.context() as patch:
-        saved_under(patch, PlanesCNN, "train.sb3_maskable_ppo")
+        saved_under(patch, PlanesCNN, old)
         env = example.make_vec_env("random", seed=0, rings_to_win=1, envs=1)
         model = example.build_model(env, n_steps=32, batch_size=32, channels=4, features=16)
         model.save(path)
-    assert "train.sb3_maskable_ppo" not in sys.modules
+    assert old not in sys.modules
     with zipfile.ZipFile(path) as archive:
         data = json.loads(archive.read("data"))
     pickled = base64.b64decode(data["policy_kwargs"][":serialized:"])
-    assert b"train.sb3_maskable_ppo" in pickled and b"agents.learned" not in pickled
+    assert old.encode() in pickled and b"agents.learned" not in pickled
     return path
 
 
-def test_an_sb3_zip_saved_under_the_old_module_paths_loads_and_plays(tmp_path: Path) -> None:
-    path = sb3_zip_saved_under_old_names(tmp_path)
+@pytest.mark.parametrize("old", OLD_SB3_PATHS)
+def test_an_sb3_zip_saved_under_the_old_module_paths_loads_and_plays(
+    tmp_path: Path, old: str
+) -> None:
+    path = sb3_zip_saved_under_old_names(tmp_path, old)
     agent = make_agent(f"sb3:path={path}", seed=1)
     state = State()
     assert agent.act(state) in state.legal_actions()
-    assert "train.sb3_maskable_ppo" not in sys.modules  # the old name is not left behind
+    assert old not in sys.modules  # the old name is not left behind
 
 
 def test_without_the_old_names_that_zip_would_not_load(

@@ -14,7 +14,7 @@ from agents.play.play_cli import main
 from yinsh_env import State
 from yinsh_env.records.formats import load_record, read_record
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
 def record_part(output: str) -> str:
