@@ -55,7 +55,7 @@ from yinsh_env.engine.errors import (
     YinshError,
 )
 from yinsh_env.engine.geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
-from yinsh_env.engine.state import BLACK, MOVE, OVER, PHASE_NAMES, PLACE, RING, ROW, WHITE, State
+from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import (
     DEFAULT_RINGS_TO_WIN,
     Outcome,
@@ -75,30 +75,23 @@ __version__ = "0.1.0"
 __all__ = [
     "ACTION_NAMES",
     "ACTION_SYMMETRIES",
-    "BLACK",
     "DEFAULT_RINGS_TO_WIN",
     "GameRecord",
     "IllegalActionError",
-    "MOVE",
     "MOVE_OFFSET",
     "N_ACTIONS",
     "N_POINTS",
     "N_SYMMETRIES",
     "NotAnActionError",
     "NotationError",
-    "OVER",
     "Outcome",
     "PASS_ACTION",
-    "PHASE_NAMES",
-    "PLACE",
     "PLACE_OFFSET",
     "Phase",
     "Player",
     "POINT_NAMES",
     "PositionError",
-    "RING",
     "RING_OFFSET",
-    "ROW",
     "ROW_OFFSET",
     "RecordError",
     "RecordFormat",
@@ -106,7 +99,6 @@ __all__ = [
     "SYMMETRIES",
     "State",
     "Termination",
-    "WHITE",
     "YinshError",
     "YinshGymEnv",
     "action_kind",

@@ -65,40 +65,27 @@ from yinsh_env.render.ansi import ansi_board
 from yinsh_env.render.svg import svg_board
 
 __all__ = [
-    "BLACK",
     "DEFAULT_RINGS_TO_WIN",
-    "MOVE",
-    "OVER",
-    "PHASE_NAMES",
-    "PLACE",
-    "PLAYER_NAMES",
-    "RING",
     "RINGS_PER_PLAYER",
-    "ROW",
     "TOTAL_MARKERS",
-    "WHITE",
     "State",
     "iter_points",
 ]
 
-#: The vocabulary's members under the short names older code imports from here.
-WHITE: Final = Player.WHITE
-BLACK: Final = Player.BLACK
-#: Display names by player (``Player.label``).
-PLAYER_NAMES: Final = tuple(p.label for p in Player)
-
-PLACE: Final = Phase.PLACE
-MOVE: Final = Phase.MOVE
-ROW: Final = Phase.ROW
-RING: Final = Phase.RING
-OVER: Final = Phase.OVER
-#: Phase names as in position text (``Phase.text``).
-PHASE_NAMES: Final = tuple(p.text for p in Phase)
+# Module-level names for the hot paths (an enum member's attribute lookup costs
+# several times a global's); the public names are Player.WHITE, Phase.MOVE, ...
+_WHITE: Final = Player.WHITE
+_BLACK: Final = Player.BLACK
+_PLACE: Final = Phase.PLACE
+_MOVE: Final = Phase.MOVE
+_ROW: Final = Phase.ROW
+_RING: Final = Phase.RING
+_OVER: Final = Phase.OVER
 #: What apply_unchecked saves for pop: rings, markers and removed (White's,
 #: Black's), pool, to_act, phase, mover, passes.
 _Snapshot = tuple[int, int, int, int, int, int, int, Player, Phase, int, int]
 #: The opponent of each player, by index (a tuple lookup keeps ``to_act`` a Player).
-_OTHER: Final = (BLACK, WHITE)
+_OTHER: Final = (_BLACK, _WHITE)
 
 # --- tables for the hot paths ------------------------------------------------
 
@@ -136,7 +123,7 @@ class State(LegalMoves):
         if not 1 <= rings_to_win <= RINGS_PER_PLAYER:
             raise ValueError(f"rings_to_win must be in 1..{RINGS_PER_PLAYER}, got {rings_to_win}")
         #: Each player's rings on the board, one bitboard (a Python int) per player,
-        #: indexed by :class:`Player` (``rings[WHITE]``, ``rings[BLACK]``); read the
+        #: indexed by :class:`Player` (``rings[Player.WHITE]``, ``rings[Player.BLACK]``); read the
         #: point indices with :meth:`ring_points` (names: ``POINT_NAMES`` in
         #: :mod:`yinsh_env.engine.geometry`).  Modify only through :meth:`apply`/:meth:`pop`.
         self.rings = [0, 0]
@@ -152,10 +139,10 @@ class State(LegalMoves):
         self.pool = TOTAL_MARKERS
         #: The :class:`Player` who makes the next decision (the same player may
         #: act several times in a row while removing rows and rings).
-        self.to_act: Player = WHITE
+        self.to_act: Player = _WHITE
         #: What kind of decision :attr:`to_act` makes: a :class:`Phase` (place, move,
         #: row, ring, over); the module docstring gives the turn structure.
-        self.phase: Phase = PLACE
+        self.phase: Phase = _PLACE
         #: Whose move is being resolved during ``row``/``ring`` phases (a Player); -1 otherwise.
         self.mover: int = -1
         #: Consecutive passes just played (two end the game).
@@ -175,13 +162,13 @@ class State(LegalMoves):
 
     @property
     def is_terminal(self) -> bool:
-        """True once the game is over (:attr:`phase` is ``OVER``)."""
-        return self.phase == OVER
+        """True once the game is over (:attr:`phase` is ``Phase.OVER``)."""
+        return self.phase == _OVER
 
     @property
     def winner(self) -> Player | None:
         """The winning :class:`Player` once the game is won; None while playing or on a draw."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return None
         return self._winner()
 
@@ -189,18 +176,18 @@ class State(LegalMoves):
         white, black = self.removed
         target = self.rings_to_win
         if white >= target and black < target:
-            return WHITE
+            return _WHITE
         if black >= target and white < target:
-            return BLACK
+            return _BLACK
         if white >= target:  # both at target: only a set-up position can say so
             return Player(self.mover) if self.mover >= 0 else None
         if white != black:
-            return WHITE if white > black else BLACK
+            return _WHITE if white > black else _BLACK
         return None
 
     def outcome(self) -> Outcome | None:
         """How the game ended (termination and winner), or None while it goes on."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return None
         return Outcome(self._termination(), self._winner())
 
@@ -209,13 +196,13 @@ class State(LegalMoves):
         winner = self.winner
         if winner is None:
             return (0.0, 0.0)
-        return (1.0, -1.0) if winner == WHITE else (-1.0, 1.0)
+        return (1.0, -1.0) if winner == _WHITE else (-1.0, 1.0)
 
     @property
     def end_reason(self) -> Termination | None:
         """``Termination.RINGS``, ``POOL`` or ``PASSES`` once over (equal to
         ``'rings'``, ``'pool'``, ``'passes'``); None while playing."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return None
         return self._termination()
 
@@ -230,7 +217,7 @@ class State(LegalMoves):
     def result(self) -> Result:
         """The result in record notation: a :class:`Result`, equal to ``'W'``,
         ``'B'``, ``'draw'`` or ``'*'`` (unfinished)."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return Result.UNFINISHED
         return Result.win_for(self._winner())
 
@@ -241,7 +228,7 @@ class State(LegalMoves):
 
     def pending_rows(self) -> list[int]:
         """Row actions open to the player to act (empty outside ``row``)."""
-        return row_actions(self.markers[self.to_act]) if self.phase == ROW else []
+        return row_actions(self.markers[self.to_act]) if self.phase == _ROW else []
 
     def rows_of(self, player: int) -> list[int]:
         """Row actions for every five-marker segment of ``player``'s colour."""
@@ -287,7 +274,7 @@ class State(LegalMoves):
             name = action_to_str(action)  # type: ignore[arg-type]
         except ValueError:
             return f"action {action!r} is not an action index (0..{N_ACTIONS - 1})"
-        if self.phase == OVER:
+        if self.phase == _OVER:
             why = "the game is over"
         else:
             why = f"{self.to_act.label} is to act in phase {self.phase.text}"
@@ -325,14 +312,14 @@ class State(LegalMoves):
         elif action < RING_OFFSET:
             self.markers[me] ^= SEGMENT_MASK[action - ROW_OFFSET]
             self.pool += 5
-            self.phase = RING
+            self.phase = _RING
         elif action < PASS_ACTION:
             self._remove_ring(me, action - RING_OFFSET)
         else:
             self.passes += 1
             self.to_act = _OTHER[me]
             if self.passes >= 2:
-                self.phase = OVER
+                self.phase = _OVER
 
     def _place(
         self, me: int, point: int, placements: list[int] | None, marks: bytearray | None
@@ -342,7 +329,7 @@ class State(LegalMoves):
         self.rings[me] |= POINT_BIT[point]
         self.to_act = _OTHER[me]
         if (self.rings[0] | self.rings[1]).bit_count() + sum(self.removed) >= 2 * RINGS_PER_PLAYER:
-            self.phase = MOVE
+            self.phase = _MOVE
             return
         action = PLACE_OFFSET + point
         if marks is not None and marks[action] == 1:
@@ -368,13 +355,13 @@ class State(LegalMoves):
             markers[0] ^= flips
             markers[1] ^= flips
         if has_row(markers[me]):
-            self.phase = ROW
+            self.phase = _ROW
         elif flips & markers[opp] and has_row(markers[opp]):
             self.to_act = opp
-            self.phase = ROW
+            self.phase = _ROW
         elif self.pool <= 0:
             self.to_act = opp
-            self.phase = OVER
+            self.phase = _OVER
         else:
             self.to_act = opp
             self.mover = -1
@@ -383,9 +370,9 @@ class State(LegalMoves):
         self.rings[me] ^= POINT_BIT[point]
         self.removed[me] += 1
         if self.removed[me] >= self.rings_to_win:
-            self.phase = OVER
+            self.phase = _OVER
         elif has_row(self.markers[me]):
-            self.phase = ROW
+            self.phase = _ROW
         else:
             self._after_rows(me)
 
@@ -395,11 +382,11 @@ class State(LegalMoves):
         opp = _OTHER[mover]
         if player == mover and has_row(self.markers[opp]):
             self.to_act = opp
-            self.phase = ROW
+            self.phase = _ROW
             return
         self.to_act = opp
-        self.phase = OVER if self.pool <= 0 else MOVE
-        if self.phase == MOVE:
+        self.phase = _OVER if self.pool <= 0 else _MOVE
+        if self.phase == _MOVE:
             self.mover = -1
 
     def pop(self) -> int:

@@ -69,7 +69,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 from yinsh_env.engine.action_input import as_action
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import IllegalActionError, PositionError, bounded_repr
-from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, OVER, State
+from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
 from yinsh_env.envs.observation import OBS_SHAPE, encode
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 from yinsh_env.render.layout import check_picture_size
@@ -478,7 +478,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self.last_action = action
         self._observations.clear()  # (a new dict per step would wake the garbage collector sooner)
         self._cumulative_rewards[agent] = 0.0
-        if game.phase == OVER:
+        if game.is_terminal:
             white, black = game.returns()
             self.rewards = {AGENTS[0]: white, AGENTS[1]: black}
             self.terminations = {a: True for a in self.agents}

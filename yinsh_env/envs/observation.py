@@ -62,7 +62,7 @@ from yinsh_env.engine.geometry import (
     iter_points,
 )
 from yinsh_env.engine.rows import row_actions
-from yinsh_env.engine.state import RING, ROW, State
+from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import TOTAL_MARKERS, Phase, Player
 
 N_PLANES: Final = 17
@@ -129,7 +129,7 @@ def _template(key: tuple[int, ...]) -> np.ndarray:
     phase, resolving_own_move, own_removed, opp_removed, rings_to_win, pool, passes, white = key
     template = np.zeros(OBS_SHAPE, dtype=np.float32)
     template[:, :, 4] = BOARD_PLANE
-    if phase <= RING:
+    if phase <= Phase.RING:
         template[:, :, 5 + phase] = 1.0
     template[:, :, 10] = resolving_own_move
     template[:, :, 11] = own_removed / 5.0
@@ -153,7 +153,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     removed = state.removed
     key = (
         phase,
-        1 if ROW <= phase <= RING and state.mover == me else 0,
+        1 if Phase.ROW <= phase <= Phase.RING and state.mover == me else 0,
         removed[me],
         removed[opp],
         state.rings_to_win,
@@ -167,7 +167,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     bits = rings[me] | rings[opp] << _SLOT | markers[me] << 2 * _SLOT | markers[opp] << 3 * _SLOT
     flat = _unpackbits(_frombuffer(bits.to_bytes(_PIECE_BYTES, "big"), _UINT8))
     planes[..., :4] = flat[_PIECE_GATHER]
-    if phase == ROW:
+    if phase == Phase.ROW:
         rows = 0
         for action in row_actions(markers[state.to_act]):
             rows |= SEGMENT_MASK[action - ROW_OFFSET]
@@ -196,7 +196,7 @@ def decode(planes: np.ndarray) -> State:
     state.markers[opp] = _plane_bitboard(planes[:, :, 3])
     state.to_act = me
     state.phase = Phase(phases[0])
-    if state.phase in (ROW, RING):
+    if state.phase in (Phase.ROW, Phase.RING):
         state.mover = me if planes[0, 0, 10] > 0.5 else opp
     state.removed = [0, 0]
     state.removed[me] = int(round(planes[0, 0, 11] * 5))
