@@ -26,6 +26,14 @@ Around it: notation (:mod:`yinsh_env.engine.actions`), names for players and res
 (:mod:`yinsh_env.engine.vocabulary`), observation planes (:mod:`yinsh_env.envs.observation`),
 game records (:mod:`yinsh_env.records.formats`), pictures (:mod:`yinsh_env.render`) and
 the OpenSpiel game (:mod:`yinsh_env.envs.openspiel`, optional).
+
+>>> import yinsh_env
+>>> state = yinsh_env.new_game()
+>>> state.push("E5")
+>>> state.legal_action_names()[:3]
+['A2', 'A3', 'A4']
+>>> state.to_text()
+'4/7/8/9/4R5/9/10/9/8/7/4 b place - 0-0 51 0 3'
 """
 
 from __future__ import annotations
@@ -120,7 +128,11 @@ __all__ = [
 
 
 def new_game(rings_to_win: int = DEFAULT_RINGS_TO_WIN) -> State:
-    """A new game at the start of ring placement (``rings_to_win=1`` is Blitz)."""
+    """A new game at the start of ring placement (``rings_to_win=1`` is Blitz).
+
+    >>> new_game(rings_to_win=1)
+    State('4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 1')
+    """
     return State(rings_to_win=rings_to_win)
 
 

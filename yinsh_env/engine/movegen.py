@@ -80,14 +80,25 @@ class LegalMoves:
     _marks: bytearray | None
 
     def legal_actions(self) -> list[int]:
-        """The legal actions, sorted.  The list is cached: do not mutate it."""
+        """The legal actions, sorted.  The list is cached: do not mutate it.
+
+        >>> from yinsh_env import State
+        >>> State().legal_actions()[:3]
+        [0, 1, 2]
+        """
         legal = self._legal
         if legal is None:
             legal = self._legal = self._generate()
         return legal
 
     def legal_mask(self) -> np.ndarray:
-        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS` (a new array)."""
+        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS` (a new array).
+
+        >>> from yinsh_env import State
+        >>> mask = State().legal_mask()
+        >>> mask.shape, mask.dtype, int(mask.sum())
+        ((2142,), dtype('int8'), 85)
+        """
         marks = self._marks
         if marks is None:
             legal = self._legal

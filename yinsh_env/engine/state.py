@@ -101,6 +101,18 @@ class State(LegalMoves):
 
     ``State()`` is the start of a standard game; ``State(rings_to_win=1)`` is
     Blitz.  ``State.from_text(...)`` sets up any position (research use).
+
+    >>> from yinsh_env import State
+    >>> state = State()
+    >>> state
+    State('4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3')
+    >>> state.to_act, state.phase
+    (<Player.WHITE: 0>, <Phase.PLACE: 0>)
+    >>> state.push("E5")
+    >>> state.to_act
+    <Player.BLACK: 1>
+    >>> len(state.legal_actions())
+    84
     """
 
     __slots__ = (
@@ -186,7 +198,19 @@ class State(LegalMoves):
         return None
 
     def outcome(self) -> Outcome | None:
-        """How the game ended (termination and winner), or None while it goes on."""
+        """How the game ended (termination and winner), or None while it goes on.
+
+        A Blitz game (one ring wins) that White ends by making a row:
+
+        >>> from yinsh_env import State
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 1")
+        >>> state.outcome() is None
+        True
+        >>> state.apply_all(["E5-E7", "xE1-E5", "xK10"]).outcome()
+        Outcome(termination=<Termination.RINGS: 'rings'>, winner=<Player.WHITE: 0>)
+        >>> state.result, state.returns()
+        (<Result.WHITE_WINS: 'W'>, (1.0, -1.0))
+        """
         if self.phase != _OVER:
             return None
         return Outcome(self._termination(), self._winner())
@@ -227,7 +251,14 @@ class State(LegalMoves):
         return self.phase.text
 
     def pending_rows(self) -> list[int]:
-        """Row actions open to the player to act (empty outside ``row``)."""
+        """Row actions open to the player to act (empty outside ``row``).
+
+        >>> from yinsh_env import State, action_to_str
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3")
+        >>> state.push("E5-E7")  # rows for both sides: the mover removes theirs first
+        >>> state.phase, [action_to_str(a) for a in state.pending_rows()]
+        (<Phase.ROW: 2>, ['xE1-E5'])
+        """
         return row_actions(self.markers[self.to_act]) if self.phase == _ROW else []
 
     def rows_of(self, player: int) -> list[int]:
@@ -243,7 +274,12 @@ class State(LegalMoves):
         return bits_to_points(self.markers[player])
 
     def piece_at(self, point: int) -> str | None:
-        """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None."""
+        """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None.
+
+        >>> from yinsh_env import State, parse_point
+        >>> State().apply_all(["E5"]).piece_at(parse_point("E5"))
+        'R'
+        """
         bit = POINT_BIT[point]
         for char, board in zip("RrMm", (*self.rings, *self.markers)):
             if board & bit:
@@ -257,6 +293,16 @@ class State(LegalMoves):
 
         On error the state is unchanged and the message names the action and
         the position.
+
+        >>> from yinsh_env import State, str_to_action
+        >>> state = State()
+        >>> state.apply(str_to_action("E5"))
+        >>> state.apply(str_to_action("E5"))
+        Traceback (most recent call last):
+        ...
+        yinsh_env.engine.errors.IllegalActionError: illegal action E5 (32): Black is to act ...
+        >>> state.ply
+        1
         """
         index = action if type(action) is int else _index_or_none(action)
         if index is None or not self.is_legal(index):
@@ -264,7 +310,15 @@ class State(LegalMoves):
         self.apply_unchecked(index)
 
     def push(self, action: int | str) -> None:
-        """Apply an action given as an index or in notation (checked)."""
+        """Apply an action given as an index or in notation (checked).
+
+        >>> from yinsh_env import State
+        >>> state = State()
+        >>> state.push("E5")
+        >>> state.push(42)
+        >>> state.to_text()
+        '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3'
+        """
         self.apply(str_to_action(action) if isinstance(action, str) else action)
 
     def _illegal_message(self, action: object) -> str:
@@ -390,7 +444,15 @@ class State(LegalMoves):
             self.mover = -1
 
     def pop(self) -> int:
-        """Undo the last action applied to this object and return it."""
+        """Undo the last action applied to this object and return it.
+
+        >>> from yinsh_env import State
+        >>> state = State().apply_all(["E5", "F6"])
+        >>> state.pop()
+        42
+        >>> state.ply
+        1
+        """
         if not self._history:
             raise IndexError("pop from a state with no actions to undo")
         action, snap = self._history.pop()
@@ -417,7 +479,15 @@ class State(LegalMoves):
         return [a for a, _ in self._history]
 
     def copy(self, history: bool = False) -> State:
-        """An independent copy; ``history=True`` also copies the undo stack."""
+        """An independent copy; ``history=True`` also copies the undo stack.
+
+        >>> from yinsh_env import State
+        >>> state = State()
+        >>> trial = state.copy()
+        >>> trial.push("E5")
+        >>> state.ply, trial.ply
+        (0, 1)
+        """
         new = State.__new__(State)
         new.rings = self.rings[:]
         new.markers = self.markers[:]
@@ -461,7 +531,16 @@ class State(LegalMoves):
     # --- hashing and equality --------------------------------------------------
 
     def zobrist(self) -> int:
-        """64-bit Zobrist hash of the position (pieces, player, phase, counts, pool)."""
+        """64-bit Zobrist hash of the position (pieces, player, phase, counts, pool).
+
+        Transpositions share it:
+
+        >>> from yinsh_env import State
+        >>> a = State().apply_all(["E5", "F6", "G7"])
+        >>> b = State().apply_all(["G7", "F6", "E5"])
+        >>> a.zobrist() == b.zobrist(), a == b
+        (True, True)
+        """
         h = 0
         for kind, board in enumerate((*self.rings, *self.markers)):
             if board:
@@ -515,6 +594,10 @@ class State(LegalMoves):
         6. markers left in the pool;
         7. consecutive passes just played;
         8. rings to remove for a win (3 standard, 1 Blitz).
+
+        >>> from yinsh_env import State
+        >>> State().apply_all(["E5", "F6"]).to_text()
+        '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3'
         """
         return format_position(self)
 
@@ -524,6 +607,23 @@ class State(LegalMoves):
 
         Raises :class:`PositionError` naming the problem when the text is
         malformed or describes a position the rules cannot reach a decision in.
+
+        >>> from yinsh_env import State
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3")
+        >>> print(state)
+        11                    .  .  .  R
+        10              .  .  .  .  .  .  R
+         9           .  .  .  .  .  .  .  .
+         8        .  .  .  .  .  .  .  .  .
+         7     r  .  .  .  .  .  .  .  .  .
+         6     .  m  m  M  m  m  .  .  .
+         5  r  .  .  .  R  .  .  .  .  .
+         4  .  .  .  .  M  .  .  .  .
+         3  .  .  .  .  M  .  .  .
+         2  r  .  .  .  M  .  .
+         1     .  .  .  M
+            A  B  C  D  E  F  G  H  I  J  K
+        White to move | rings removed W0-B0 of 3 | pool 42
         """
         return parse_position(text, cls)
 
@@ -537,11 +637,21 @@ class State(LegalMoves):
         return svg_board(self)
 
     def legal_action_names(self) -> list[str]:
-        """The legal actions in notation (``'E5-E8'``), in the order of :meth:`legal_actions`."""
+        """The legal actions in notation (``'E5-E8'``), in the order of :meth:`legal_actions`.
+
+        >>> from yinsh_env import State
+        >>> State().legal_action_names()[:3]
+        ['A2', 'A3', 'A4']
+        """
         return [ACTION_NAMES[a] for a in self.legal_actions()]
 
     def apply_all(self, actions: Iterable[int | str]) -> State:
-        """Apply a sequence of actions (indices or notation); returns self."""
+        """Apply a sequence of actions (indices or notation); returns self.
+
+        >>> from yinsh_env import State
+        >>> State().apply_all(["E5", "F6"]).ply
+        2
+        """
         for action in actions:
             self.push(action)
         return self

@@ -41,6 +41,18 @@ policy vectors) and :func:`transform_state` apply the 12 board symmetries of
 ``encode(transform_state(s, k)) == transform_planes(encode(s), k)`` and
 ``transform_state(s, k).legal_mask() == transform_actions(s.legal_mask(), k)``:
 data augmentation for training.
+
+>>> import numpy as np
+>>> from yinsh_env import State
+>>> from yinsh_env.envs.observation import decode, encode, transform_planes, transform_state
+>>> state = State().apply_all(["E5", "F6"])
+>>> planes = encode(state)
+>>> planes.shape, planes.dtype
+((11, 11, 17), dtype('float32'))
+>>> decode(planes) == state
+True
+>>> np.array_equal(encode(transform_state(state, 3)), transform_planes(planes, 3))
+True
 """
 
 from __future__ import annotations

@@ -522,6 +522,11 @@ def write_sgf(record: GameRecord) -> str:
     Raises :class:`RecordError` when the record's game is not legal or cannot
     be written in that style (a variant other than standard or blitz, a
     resignation by the side not to act).
+
+    >>> from yinsh_env import GameRecord, read_sgf, write_sgf
+    >>> record = GameRecord(white="alice", black="bob", actions=["E5", "F6"])
+    >>> read_sgf(write_sgf(record)) == record
+    True
     """
     variant = {3: "Yinsh", 1: "Yinsh-blitz"}.get(record.rings_to_win)
     if variant is None:

@@ -1,4 +1,4 @@
-"""Legal actions of a batch, as the mask of :class:`~.state.BatchState`.
+"""Legal actions of a batch, as the mask of :class:`~.batch_state.BatchState`.
 
 Each phase's actions come from table gathers over the games in that phase:
 ring placements from the empty points; ring moves from the ray codes the
