@@ -75,7 +75,7 @@ from yinsh_env.envs.observation import OBS_SHAPE, encode
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 from yinsh_env.render.layout import check_picture_size
 
-#: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
+#: Agent names, indexed by engine player (Player.WHITE = 0, Player.BLACK = 1).
 AGENTS: Final = ("player_0", "player_1")
 AGENT_INDEX: Final = {name: i for i, name in enumerate(AGENTS)}
 RENDER_MODES: Final = ("ansi", "rgb_array", "human")

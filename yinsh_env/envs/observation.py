@@ -160,7 +160,7 @@ def _template(key: tuple[int, ...]) -> np.ndarray:
 def encode(state: State, player: int | None = None) -> np.ndarray:
     """The planes of ``state`` from ``player``'s point of view (default: the player to act)."""
     me = state.to_act if player is None else player
-    opp = 1 - me  # also the "observer is White" flag: WHITE is 0
+    opp = 1 - me  # also the "observer is White" flag: Player.WHITE is 0
     phase = state.phase
     removed = state.removed
     key = (
