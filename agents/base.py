@@ -53,6 +53,14 @@ class Agent:
 
     Agents are seeded through :meth:`reset`, called before every game, so a
     game between seeded agents replays exactly.
+
+    >>> from agents import Agent
+    >>> from yinsh_env import action_to_str, new_game
+    >>> class FirstLegal(Agent):
+    ...     def act(self, state):
+    ...         return state.legal_actions()[0]
+    >>> action_to_str(FirstLegal().act(new_game()))
+    'A2'
     """
 
     #: The spec string that built the agent (set by :func:`agents.make_agent`).

@@ -133,6 +133,14 @@ def as_agent(player: Any, name: str = "") -> Agent:
     """``player`` as an :class:`Agent`: itself, or wrapped (see the module docstring).
 
     Raises :class:`TypeError` for an object that can choose no move.
+
+    >>> from agents.byo import as_agent
+    >>> from yinsh_env import action_to_str, new_game
+    >>> def first_legal(observation):
+    ...     return int(observation["action_mask"].argmax())
+    >>> agent = as_agent(first_legal, name="first")
+    >>> agent.name, action_to_str(agent.act(new_game()))
+    ('first', 'A2')
     """
     if isinstance(player, Agent):
         if name and not player.spec:

@@ -4,12 +4,15 @@
 agent; this module builds its members from spec strings, each agent seeded
 from ``seed`` and its place, named by its spec (a spec given twice keeps the
 first).  A bad spec raises :class:`~agents.spec.AgentSpecError` before any
-member is built, so nothing is left half made::
+member is built, so nothing is left half made:
 
-    from agents.league import curriculum_from_specs, pool_from_specs
-
-    ladder = curriculum_from_specs(["random", "greedy", "alphabeta:depth=1"], threshold=0.7)
-    pool = pool_from_specs(["greedy"], strategy="pfsp")  # snapshots join it later
+>>> from agents.league import curriculum_from_specs, pool_from_specs
+>>> ladder = curriculum_from_specs(["random", "greedy", "alphabeta:depth=1"], threshold=0.7)
+>>> ladder.current.name
+'random'
+>>> pool = pool_from_specs(["greedy"], strategy="pfsp")  # snapshots join it later
+>>> pool.names
+['greedy']
 """
 
 from __future__ import annotations

@@ -3,10 +3,23 @@
 An agent's keyword parameters are the keys of its spec (``mcts:sims=800,c=1.5``).
 Each is annotated with one of the types below, or with its own
 ``Annotated[type, Field(...)]`` (pydantic's constraints: ``ge``, ``le``,
-``min_length``...), and the constructor is decorated with :func:`checked`::
+``min_length``...), and the constructor is decorated with :func:`checked`:
 
-    @checked
-    def __init__(self, seed: int | None = None, sims: Sims = 400, time: Seconds = 0.0) -> None:
+>>> from agents import Agent
+>>> from agents.params import Seconds, Sims, checked
+>>> class FirstLegal(Agent):
+...     @checked
+...     def __init__(self, seed: int | None = None, sims: Sims = 400, time: Seconds = 0.0):
+...         super().__init__(seed)
+...         self.sims, self.time = sims, time
+...     def act(self, state):
+...         return state.legal_actions()[0]
+>>> FirstLegal(sims=50).sims
+50
+>>> FirstLegal(sims=0)
+Traceback (most recent call last):
+...
+agents.params.ParamError: sims must be >= 1, got 0
 
 Adding a parameter is then one line.  The declaration serves both ways in:
 

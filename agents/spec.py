@@ -12,6 +12,15 @@ and before any game starts.  Messages quote a bounded slice of the spec.
 Agents of your own (:mod:`agents.byo`): ``py:MODULE:CALLABLE[,key=value...]``
 names any importable callable, and installed packages add names through
 entry points in group :data:`ENTRY_POINT_GROUP`.
+
+>>> from agents.spec import make_agent
+>>> agent = make_agent("alphabeta:depth=1", seed=0)
+>>> type(agent).__name__, agent.depth
+('AlphaBetaAgent', 1)
+>>> make_agent("alphabeta:depht=1")
+Traceback (most recent call last):
+...
+agents.spec.AgentSpecError: agent spec 'alphabeta:depht=1': unknown parameter 'depht' for ...
 """
 
 from __future__ import annotations
@@ -101,6 +110,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
     Checks the form only: a name, then (after ``:``) ``key=value`` items, each
     key once.  Whether the name and keys exist is :func:`check_spec`'s job.
+
+    >>> parse_spec("mcts:sims=200,c=1.5")
+    ('mcts', {'sims': '200', 'c': '1.5'})
     """
     if not isinstance(spec, str):
         raise AgentSpecError(f"an agent spec is text, not {type(spec).__name__}")
@@ -252,11 +264,14 @@ def _format_value(value: Any) -> str:
 def canonical_spec(spec: str) -> str:
     """``spec`` with every parameter written out (defaults too) in the factory's order.
 
-    Two specs naming the same player have the same canonical form:
-    ``alphabeta`` and ``alphabeta:depth=2`` both give
-    ``alphabeta:depth=2,place_depth=1,time=0.0,tt_size=500000``.  Parameters
+    Two specs naming the same player have the same canonical form.  Parameters
     in :data:`RUNTIME_PARAMS` are left out.  Raises :class:`AgentSpecError`
     like :func:`check_spec`; builds nothing.
+
+    >>> canonical_spec("alphabeta") == canonical_spec("alphabeta:depth=2")
+    True
+    >>> canonical_spec("alphabeta")
+    'alphabeta:depth=2,place_depth=1,time=0.0,tt_size=500000'
     """
     name, factory, kwargs = _bind(spec)
     items = [
@@ -270,8 +285,11 @@ def canonical_spec(spec: str) -> str:
 def spec_params(spec: str) -> tuple[str, dict[str, Any]]:
     """The agent name and the checked, converted parameters of ``spec``; builds nothing.
 
-    ``spec_params("mcts:sims=50")`` is ``("mcts", {"sims": 50})``; callers that
-    allow less than the declarations (the web app's ceilings) check these.
+    Callers that allow less than the declarations (the web app's ceilings)
+    check these.
+
+    >>> spec_params("mcts:sims=50")
+    ('mcts', {'sims': 50})
     """
     name, _, kwargs = _bind(spec)
     return name, kwargs
@@ -304,7 +322,16 @@ def check_spec(spec: str) -> None:
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """Build the agent a spec names, e.g. ``make_agent("mcts:sims=200", seed=1)``."""
+    """Build the agent a spec names; :class:`AgentSpecError` for a bad spec.
+
+    >>> agent = make_agent("mcts:sims=200", seed=1)
+    >>> agent.name, agent.sims
+    ('mcts:sims=200', 200)
+    >>> make_agent("mcts:sims=-3")
+    Traceback (most recent call last):
+    ...
+    agents.spec.AgentSpecError: agent spec 'mcts:sims=-3': sims must be >= 1, got '-3'
+    """
     if isinstance(spec, Agent):
         return spec
     name, factory, kwargs = _bind(spec)

@@ -21,7 +21,7 @@ import time
 
 from agents import make_agent
 from agents.infra.cli_args import agent_spec, int_in
-from yinsh_env import MOVE, State
+from yinsh_env import Phase, State
 
 DEFAULT_SPECS = ("random", "greedy", "alphabeta", "mcts")
 
@@ -36,7 +36,7 @@ def sample_positions(count: int, seed: int) -> list[State]:
         while not state.is_terminal and state.ply < stop:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
-        if state.phase == MOVE and len(state.legal_actions()) > 1:
+        if state.phase == Phase.MOVE and len(state.legal_actions()) > 1:
             positions.append(state.copy())
     return positions
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from agents.infra.cli_args import int_in, number_in
-from yinsh_env import MOVE, OVER, State
+from yinsh_env import Phase, State
 
 T = TypeVar("T")
 
@@ -115,9 +115,9 @@ def play_random_games(
     while True:
         state = State()
         step = state.apply if checked else state.apply_unchecked
-        while state.phase != OVER:
+        while state.phase != Phase.OVER:
             legal = state.legal_actions()
-            if state.phase == MOVE:
+            if state.phase == Phase.MOVE:
                 move_turns += 1
             step(legal[randrange(len(legal))])
         games += 1
@@ -168,7 +168,7 @@ def call_costs(
 ) -> dict[str, float]:
     """Microseconds per call of the engine's basic operations over ``samples``."""
     positions = [state for state, _ in samples]
-    in_move_phase = [state for state in positions if state.phase == MOVE]
+    in_move_phase = [state for state in positions if state.phase == Phase.MOVE]
     texts = [state.to_text() for state in positions]
 
     def copies(states: list[State]) -> Callable[[], list[State]]:

@@ -79,7 +79,7 @@ def ring_move_positions(count: int, seed: int) -> list[Any]:
     a worker runs this file against the other side's tree, which may predate any
     helper the benchmarks share (the workers import only APIs both codes share).
     """
-    from yinsh_env import MOVE, State
+    from yinsh_env import Phase, State
 
     rng = random.Random(seed)
     positions: list[Any] = []
@@ -89,7 +89,7 @@ def ring_move_positions(count: int, seed: int) -> list[Any]:
         while not state.is_terminal and state.ply < stop:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
-        if state.phase == MOVE and len(state.legal_actions()) > 1:
+        if state.phase == Phase.MOVE and len(state.legal_actions()) > 1:
             positions.append(state.copy())
     return positions
 

@@ -26,6 +26,14 @@ Around it: notation (:mod:`yinsh_env.engine.actions`), names for players and res
 (:mod:`yinsh_env.engine.vocabulary`), observation planes (:mod:`yinsh_env.envs.observation`),
 game records (:mod:`yinsh_env.records.formats`), pictures (:mod:`yinsh_env.render`) and
 the OpenSpiel game (:mod:`yinsh_env.envs.openspiel`, optional).
+
+>>> import yinsh_env
+>>> state = yinsh_env.new_game()
+>>> state.push("E5")
+>>> state.legal_action_names()[:3]
+['A2', 'A3', 'A4']
+>>> state.to_text()
+'4/7/8/9/4R5/9/10/9/8/7/4 b place - 0-0 51 0 3'
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from yinsh_env.engine.errors import (
     YinshError,
 )
 from yinsh_env.engine.geometry import N_POINTS, N_SYMMETRIES, POINT_NAMES, SYMMETRIES
-from yinsh_env.engine.state import BLACK, MOVE, OVER, PHASE_NAMES, PLACE, RING, ROW, WHITE, State
+from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import (
     DEFAULT_RINGS_TO_WIN,
     Outcome,
@@ -75,30 +83,23 @@ __version__ = "0.1.0"
 __all__ = [
     "ACTION_NAMES",
     "ACTION_SYMMETRIES",
-    "BLACK",
     "DEFAULT_RINGS_TO_WIN",
     "GameRecord",
     "IllegalActionError",
-    "MOVE",
     "MOVE_OFFSET",
     "N_ACTIONS",
     "N_POINTS",
     "N_SYMMETRIES",
     "NotAnActionError",
     "NotationError",
-    "OVER",
     "Outcome",
     "PASS_ACTION",
-    "PHASE_NAMES",
-    "PLACE",
     "PLACE_OFFSET",
     "Phase",
     "Player",
     "POINT_NAMES",
     "PositionError",
-    "RING",
     "RING_OFFSET",
-    "ROW",
     "ROW_OFFSET",
     "RecordError",
     "RecordFormat",
@@ -106,7 +107,6 @@ __all__ = [
     "SYMMETRIES",
     "State",
     "Termination",
-    "WHITE",
     "YinshError",
     "YinshGymEnv",
     "action_kind",
@@ -128,7 +128,11 @@ __all__ = [
 
 
 def new_game(rings_to_win: int = DEFAULT_RINGS_TO_WIN) -> State:
-    """A new game at the start of ring placement (``rings_to_win=1`` is Blitz)."""
+    """A new game at the start of ring placement (``rings_to_win=1`` is Blitz).
+
+    >>> new_game(rings_to_win=1)
+    State('4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 1')
+    """
     return State(rings_to_win=rings_to_win)
 
 

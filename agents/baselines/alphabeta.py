@@ -33,7 +33,7 @@ from agents.base import Agent
 from agents.baselines.heuristics import WIN_SCORE, evaluate
 from agents.params import Seconds, checked
 from agents.search.stopping import current_stop
-from yinsh_env import MOVE, OVER, PASS_ACTION, PLACE, ROW_OFFSET, State
+from yinsh_env import PASS_ACTION, ROW_OFFSET, Phase, State
 
 _EXACT: Final = 0
 _LOWER: Final = 1  # value is a lower bound (a beta cut-off)
@@ -117,7 +117,7 @@ class AlphaBetaAgent(Agent):
         work = state.copy()
         if len(self._tt) > self.tt_size:
             self._tt.clear()
-        max_depth = self.place_depth if state.phase == PLACE else self.depth
+        max_depth = self.place_depth if state.phase == Phase.PLACE else self.depth
         self._deadline = time.perf_counter() + self.time_budget if self.time_budget else 0.0
         self.nodes = 0
         self.completed_depth = 0
@@ -162,7 +162,7 @@ class AlphaBetaAgent(Agent):
 
     def _child_value(self, state: State, me: int, depth: int, alpha: float, beta: float) -> float:
         """Value for ``me`` of the position after one of ``me``'s decisions."""
-        if state.phase == OVER:
+        if state.phase == Phase.OVER:
             return self._terminal(state, me)
         if state.to_act == me:
             return self._negamax(state, depth, alpha, beta)
@@ -188,7 +188,7 @@ class AlphaBetaAgent(Agent):
             if stop is not None and self.completed_depth and stop():
                 raise _OutOfTime
         me = state.to_act
-        quiet = state.phase <= MOVE  # PLACE or MOVE: no removal pending
+        quiet = state.phase <= Phase.MOVE  # PLACE or MOVE: no removal pending
         if depth <= 0 and quiet:
             return evaluate(state, me)
 
@@ -237,7 +237,7 @@ class AlphaBetaAgent(Agent):
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal
-        if depth >= 2 and state.phase == MOVE:
+        if depth >= 2 and state.phase == Phase.MOVE:
             # Close to the root: order by the static value of each child.
             scored = []
             for action in legal:

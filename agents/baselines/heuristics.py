@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from yinsh_env import OVER, RING, ROW, State
+from yinsh_env import Phase, State
 from yinsh_env.engine.geometry import (
     LINE_SHIFTS,
     POINT_BIT,
@@ -106,7 +106,7 @@ def _side_score(state: State, player: int) -> float:
         markers, state.rings[player], state.rings[opp]
     )
     pending = min(rows, 1)  # overlapping rows can usually yield one ring only
-    if state.phase == RING and state.to_act == player:
+    if state.phase == Phase.RING and state.to_act == player:
         pending += 1  # the row is gone, its ring is due
     return (
         RING_VALUE * state.removed[player]
@@ -134,11 +134,11 @@ def evaluate(state: State, player: int) -> float:
     resolved count for their owner whoever is to act, so positions in the middle
     of a row resolution are comparable with quiet ones.
     """
-    if state.phase == OVER:
+    if state.phase == Phase.OVER:
         return terminal_score(state, player)
     return _side_score(state, player) - _side_score(state, 1 - player)
 
 
 def is_quiet(state: State) -> bool:
     """Whether no row or ring removal is pending (a natural leaf for search)."""
-    return state.phase not in (ROW, RING)
+    return state.phase not in (Phase.ROW, Phase.RING)

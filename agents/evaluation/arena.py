@@ -336,6 +336,15 @@ def run_arena(
     Raises :class:`~agents.spec.AgentSpecError` (a ``ValueError``) for a bad
     spec, :class:`~agents.evaluation.match.VariantMismatchError` for an agent made for
     another variant, and ``ValueError`` for bad settings, before any game.
+
+    One game pair (an opening played with either colour) in this process:
+
+    >>> from agents.evaluation.arena import run_arena
+    >>> from agents.evaluation.settings import MatchSettings
+    >>> result = run_arena(["greedy", "random"], 2, MatchSettings(seed=0), progress=False)
+    >>> pairing = result.pairings[0]
+    >>> pairing.a, pairing.b, pairing.wins, pairing.draws, pairing.losses
+    ('greedy', 'random', 2, 0, 0)
     """
     entries = [split_name(s) if isinstance(s, str) else (None, s) for s in specs]
     given = [name for name, _ in entries]

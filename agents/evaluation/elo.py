@@ -213,7 +213,11 @@ def elo_ratings(
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:
-    """Expected score of a player rated ``elo_a`` against one rated ``elo_b``."""
+    """Expected score of a player rated ``elo_a`` against one rated ``elo_b``.
+
+    >>> round(expected_score(200, 0), 2)
+    0.76
+    """
     return 1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0))
 
 
@@ -224,6 +228,9 @@ def wilson_interval(points: float, games: int, z: float = Z95) -> tuple[float, f
     of a win/loss coin with the same mean, so the binomial Wilson interval is a
     sound (slightly conservative) interval for the score; unlike the plain
     normal approximation it stays inside [0, 1] and is not empty at 100%.
+
+    >>> [round(bound, 2) for bound in wilson_interval(20, 20)]  # 20 wins in 20
+    [0.84, 1.0]
     """
     if games <= 0:
         return (0.0, 1.0)

@@ -1,11 +1,19 @@
 """The one match loop: two agents play a game through the PettingZoo AEC environment.
 
-A match is the loop any user of :func:`yinsh_env.env` writes::
+A match is the loop any user of :func:`yinsh_env.env` writes:
 
-    for name in env.agent_iter():
-        observation, reward, termination, truncation, info = env.last()
-        action = None if termination or truncation else agent_for(name).act(...)
-        env.step(action)
+>>> from agents import make_agent
+>>> from yinsh_env import env
+>>> players = {"player_0": make_agent("greedy", seed=0), "player_1": make_agent("random", seed=0)}
+>>> game = env()
+>>> game.reset()
+>>> for name in game.agent_iter():
+...     observation, reward, termination, truncation, info = game.last()
+...     state = game.unwrapped.copy_state()
+...     action = None if termination or truncation else players[name].act(state)
+...     game.step(action)
+>>> game.unwrapped.game.result
+<Result.WHITE_WINS: 'W'>
 
 so an agent that plays here (in the arena, ``yinsh-play``, the trainer's
 evaluation) plays in any code that drives ``env()``, and the reverse.  Agents
@@ -150,6 +158,12 @@ def play_match(
     not reset here (callers seed them per game).  Raises
     :class:`VariantMismatchError` before the game if an agent was made for
     another variant.
+
+    >>> from agents import make_agent
+    >>> from agents.evaluation.match import play_match
+    >>> match = play_match([make_agent("greedy", seed=0), make_agent("random", seed=0)])
+    >>> match.result, match.termination, match.returns
+    (<Result.WHITE_WINS: 'W'>, <Termination.RINGS: 'rings'>, (1.0, -1.0))
     """
     for agent in agents:
         check_variant(agent, rings_to_win)

@@ -37,8 +37,7 @@ from agents.infra.cli_args import int_in, output_file
 from agents.learned import MODEL_FILES_NOTE
 from agents.params import MAX_SEED
 from agents.spec import AgentSpecError, available_agents, check_spec, make_agent
-from yinsh_env import State
-from yinsh_env.engine.state import PLAYER_NAMES
+from yinsh_env import Player, State
 from yinsh_env.records.formats import GameRecord, format_for, save_record, write_record
 from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.util.atomic_write import write_text
@@ -271,10 +270,7 @@ def _record(game: PlayedGame, names: tuple[str, str], seed: int) -> tuple[GameRe
     state = game.state
     if game.failure:
         side = state.to_act
-        verdict = (
-            f"{PLAYER_NAMES[1 - side]} wins: {PLAYER_NAMES[side]} ({names[side]}) "
-            f"forfeits: {game.failure}"
-        )
+        verdict = f"{side.other.label} wins: {side.label} ({names[side]}) forfeits: {game.failure}"
         record = GameRecord.from_state(
             state,
             *names,
@@ -333,7 +329,7 @@ def _run(args: argparse.Namespace, agents: list[Agent], seed: int, color: bool, 
     if shown != state.ply:
         show(state, f"final position after ply {state.ply}")
     speed = ", ".join(
-        f"{PLAYER_NAMES[i]} {1000 * game.think[i] / max(1, game.decisions[i]):.2f} ms/action"
+        f"{Player(i).label} {1000 * game.think[i] / max(1, game.decisions[i]):.2f} ms/action"
         for i in (0, 1)
     )
     print(f"{verdict} ({state.ply} plies; {speed})\n", file=out)
@@ -352,7 +348,7 @@ def _verdict(state: State) -> str:
     why = reason.get(state.end_reason or "", state.end_reason or "")
     if state.winner is None:
         return f"Draw: {why}, {score}"
-    return f"{PLAYER_NAMES[state.winner]} wins: {why}, {score}"
+    return f"{state.winner.label} wins: {why}, {score}"
 
 
 if __name__ == "__main__":

@@ -23,18 +23,17 @@ from agents.base import Agent, AgentFailure
 from agents.spec import AgentSpecError, make_agent
 from agents.web.position_analysis import analyse
 from yinsh_env import (
-    MOVE,
     MOVE_OFFSET,
     PASS_ACTION,
-    ROW,
     ROW_OFFSET,
+    Phase,
+    Player,
     State,
     action_to_str,
     str_to_action,
 )
 from yinsh_env.engine.errors import YinshError
 from yinsh_env.engine.geometry import MOVE_PAIRS, NAME_TO_POINT, POINT_NAMES
-from yinsh_env.engine.state import PLAYER_NAMES
 from yinsh_env.records.formats import GameRecord, write_record
 from yinsh_env.render import ansi_board, describe
 
@@ -105,7 +104,7 @@ class TerminalGame:
     def _agent_move(self, side: int) -> None:
         agent = self.opponent
         assert agent is not None
-        self.say(f"{PLAYER_NAMES[side]} ({agent.name}) is thinking...")
+        self.say(f"{Player(side).label} ({agent.name}) is thinking...")
         try:
             action = agent.act(self.state.copy())
             self.state.apply(action)
@@ -116,11 +115,11 @@ class TerminalGame:
         if self.failed:
             self.say(f"{self.failed}\nType 'retry', 'undo' or 'quit'.")
             return
-        self.say(f"{PLAYER_NAMES[side]} plays {action_to_str(action)}")
+        self.say(f"{Player(side).label} plays {action_to_str(action)}")
         self.show()
 
     def _ask_after_failure(self) -> bool:
-        line = self._read(f"{PLAYER_NAMES[self.state.to_act]} (agent failed)> ")
+        line = self._read(f"{self.state.to_act.label} (agent failed)> ")
         if line is None or line in ("quit", "exit", "q"):
             return False
         if line == "retry":
@@ -144,7 +143,7 @@ class TerminalGame:
     def _ask(self, side: int) -> bool:
         """Read one line from the person and act on it; False to stop."""
         state = self.state
-        line = self._read(f"{PLAYER_NAMES[side]} ({state.phase_name})> ")
+        line = self._read(f"{Player(side).label} ({state.phase_name})> ")
         if line is None:
             return False
         word, _, rest = line.partition(" ")
@@ -172,7 +171,7 @@ class TerminalGame:
     def _play(self, text: str) -> None:
         state = self.state
         upper = text.strip().upper()
-        if state.phase == MOVE and upper in NAME_TO_POINT:
+        if state.phase == Phase.MOVE and upper in NAME_TO_POINT:
             self._show_ring_moves(NAME_TO_POINT[upper])
             return
         try:
@@ -189,7 +188,7 @@ class TerminalGame:
     def _why_illegal(self, action: int) -> str:
         state = self.state
         name = action_to_str(action)
-        if state.phase == ROW:
+        if state.phase == Phase.ROW:
             rows = " ".join(action_to_str(a) for a in state.pending_rows())
             return f"{name} is not legal: remove one of your rows first: {rows}"
         if state.legal_actions() == [PASS_ACTION]:

@@ -49,7 +49,7 @@ from agents.base import Agent, AgentFailure
 from agents.infra.cli_args import check_writable_file
 from agents.params import OptionalSims, PathText, PositiveSeconds, Seconds, Text, checked
 from agents.protocol.line_protocol import PROTOCOL_VERSION, one_line
-from yinsh_env import BLACK, PLACE, WHITE, State, action_to_str, str_to_action
+from yinsh_env import Phase, Player, State, action_to_str, str_to_action
 from yinsh_env.engine.errors import NotationError
 
 #: Longest reply line read from an engine; longer ones count as garbage.
@@ -415,9 +415,9 @@ def game_line(state: State) -> tuple[State, list[int]]:
     root = state.copy(history=True)
     for _ in actions:
         root.pop()
-    if not actions and state.phase == PLACE:
+    if not actions and state.phase == Phase.PLACE:
         start = State(rings_to_win=state.rings_to_win)
-        white, black = state.ring_points(WHITE), state.ring_points(BLACK)
+        white, black = state.ring_points(Player.WHITE), state.ring_points(Player.BLACK)
         line = [p for pair in zip_longest(white, black) for p in pair if p is not None]
         for action in line:
             if not start.is_legal(action):

@@ -84,7 +84,7 @@ from agents.evaluation.match import VariantMismatchError, check_variant
 from agents.infra.worker_pool import agent_exit
 from agents.params import MAX_SECONDS, MAX_SEED, MAX_SIMS, clip
 from agents.search import Analysis, stop_when
-from yinsh_env import DEFAULT_RINGS_TO_WIN, PHASE_NAMES, State, action_to_str, str_to_action
+from yinsh_env import DEFAULT_RINGS_TO_WIN, State, action_to_str, str_to_action
 from yinsh_env.engine.errors import YinshError
 from yinsh_env.util.numeric_text import is_int_text, parse_float, parse_int
 
@@ -183,7 +183,7 @@ def go_seconds(text: str) -> float:
 def format_state(state: State) -> str:
     """The ``state`` reply for a position."""
     result = "none" if state.result == "*" else state.result
-    return f"state to_act={'WB'[state.to_act]} phase={PHASE_NAMES[state.phase]} result={result}"
+    return f"state to_act={state.to_act.letter} phase={state.phase.text} result={result}"
 
 
 def format_analysis(found: Analysis) -> str:

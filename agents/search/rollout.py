@@ -26,7 +26,8 @@ import numpy as np
 
 from agents.baselines.heuristics import RING_VALUE, evaluate
 from agents.search.tree import Leaf
-from yinsh_env.engine.state import WHITE, State
+from yinsh_env import Player
+from yinsh_env.engine.state import State
 
 #: Evaluation units per logit when a cut-off rollout is scored.
 _EVAL_SCALE = RING_VALUE
@@ -35,7 +36,7 @@ _NO_LOGITS = np.zeros(0)
 
 def eval_odds(state: State) -> float:
     """White's expected result in [0, 1] by the evaluation's odds (one ring up: about 3 to 1)."""
-    return 1.0 / (1.0 + math.exp(-evaluate(state, WHITE) / _EVAL_SCALE))
+    return 1.0 / (1.0 + math.exp(-evaluate(state, Player.WHITE) / _EVAL_SCALE))
 
 
 class RolloutEvaluator:
@@ -66,7 +67,7 @@ class RolloutEvaluator:
             if leaf.state is None:
                 continue  # the root: not valued
             white = 2.0 * self.white_result(leaf.state) - 1.0
-            values[k] = white if leaf.player == WHITE else -white
+            values[k] = white if leaf.player == Player.WHITE else -white
         return logits, values
 
     def white_result(self, state: State) -> float:
@@ -93,4 +94,4 @@ class RolloutEvaluator:
         winner = state.winner
         if winner is None:
             return 0.5
-        return 1.0 if winner == WHITE else 0.0
+        return 1.0 if winner == Player.WHITE else 0.0

@@ -12,11 +12,20 @@ finish on their own; OpenSpiel's bot and external engines are not stopped.
 
 The condition lives in a :class:`contextvars.ContextVar`, so each thread
 (and each asyncio task) has its own: stopping one analysis never stops
-another running in parallel.  A typical caller::
+another running in parallel.  A typical caller (here the event is set before the
+search starts, so it stops after its first simulation):
 
-    cancelled = threading.Event()
-    with stop_when(cancelled.is_set):
-        action = agent.act(state)  # returns soon after another thread sets the event
+>>> import threading
+>>> from agents import make_agent
+>>> from agents.search import stop_when
+>>> from yinsh_env import new_game
+>>> agent, state = make_agent("mcts:sims=100000", seed=0), new_game()
+>>> cancelled = threading.Event()
+>>> cancelled.set()  # another thread's job
+>>> with stop_when(cancelled.is_set):
+...     action = agent.act(state)  # returns soon after another thread sets the event
+>>> action in state.legal_actions()
+True
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ from typing import Final
 
 import numpy as np
 
-from yinsh_env.engine.state import WHITE, State
+from yinsh_env import Player
+from yinsh_env.engine.state import State
 
 #: ``Node.proven`` of a node that is not a proven win for anyone.
 UNPROVEN: Final = -1
@@ -138,7 +139,7 @@ class Node:
     def known_white_value(self) -> float:
         """White's value of a node whose value needs no evaluation (finished or proven)."""
         if self.proven != UNPROVEN:
-            return 1.0 if self.proven == WHITE else -1.0
+            return 1.0 if self.proven == Player.WHITE else -1.0
         return white_value(self)
 
     def child_index(self, action: int) -> int:
@@ -207,7 +208,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 def white_value(node: Node) -> float:
     """``node.value`` (for the player to act there) from White's view."""
-    return node.value if node.player == WHITE else -node.value
+    return node.value if node.player == Player.WHITE else -node.value
 
 
 Path = list[tuple[Node, int]]
@@ -221,7 +222,7 @@ def backup(path: Path, leaf_white_value: float) -> None:
     """
     for node, i in path:
         node.visits[i] += 1.0
-        node.value_sum[i] += leaf_white_value if node.player == WHITE else -leaf_white_value
+        node.value_sum[i] += leaf_white_value if node.player == Player.WHITE else -leaf_white_value
 
 
 def backup_proofs(path: Path) -> None:

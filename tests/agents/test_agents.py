@@ -13,7 +13,7 @@ from agents.baselines.alphabeta import AlphaBetaAgent
 from agents.baselines.greedy import GreedyAgent, best_turn_value
 from agents.baselines.heuristics import WIN_SCORE, evaluate, mobility, threat_counts
 from agents.baselines.mcts import MCTSAgent
-from yinsh_env import BLACK, MOVE, OVER, WHITE, State, action_to_str
+from yinsh_env import Phase, Player, State, action_to_str
 from yinsh_env.engine.geometry import SEGMENT_MASK
 from yinsh_env.engine.state import PASS_ACTION
 
@@ -87,7 +87,7 @@ def search_agents() -> list[Agent]:
 def test_every_search_agent_finds_a_win_in_one(agent: Agent) -> None:
     state = position(WIN_IN_ONE, removed="2-0")
     played = play_turn(agent, state)
-    assert state.winner == WHITE, played
+    assert state.winner == Player.WHITE, played
     assert played[0].startswith("E7-") and played[0] != "E7-E2"
     assert played[1] == "xE3-E7"
 
@@ -105,9 +105,9 @@ def test_row_choice_position_punishes_the_wrong_row() -> None:
     state = position(ROW_CHOICE, phase="row", mover="w", removed="1-2")
     assert set(state.legal_action_names()) == {"xE2-E6", "xE3-E7"}
     state.apply_all(["xE2-E6", "xA2", "E8-E6"])
-    assert state.to_act == BLACK and state.legal_action_names() == ["xB7-F7"]
+    assert state.to_act == Player.BLACK and state.legal_action_names() == ["xB7-F7"]
     state.apply_all(["xB7-F7", "xG11"])
-    assert state.winner == BLACK
+    assert state.winner == Player.BLACK
 
 
 @pytest.mark.slow
@@ -121,16 +121,16 @@ def test_consecutive_decisions_row_then_ring(agent: Agent) -> None:
     played = play_turn(agent, state)
     assert played[0] == "xE3-E7", played
     assert len(played) == 2 and played[1].startswith("x")
-    assert state.to_act == BLACK and state.phase == MOVE
+    assert state.to_act == Player.BLACK and state.phase == Phase.MOVE
     assert "E8-E6" in state.legal_action_names()
 
 
 def test_opponent_row_position_is_a_trap() -> None:
     state = position(OPPONENT_ROW, removed="1-2")
     state.apply_all(["E8-E6", "xC8-G8", "xA2"])
-    assert state.to_act == BLACK and state.legal_action_names() == ["xB7-F7"]
+    assert state.to_act == Player.BLACK and state.legal_action_names() == ["xB7-F7"]
     state.apply_all(["xB7-F7", "xG11"])
-    assert state.winner == BLACK
+    assert state.winner == Player.BLACK
 
 
 @pytest.mark.slow
@@ -147,9 +147,9 @@ def test_search_sees_the_opponents_row_removal(agent: Agent) -> None:
     state = position(OPPONENT_ROW, removed="1-2")
     played = play_turn(agent, state)
     assert played[0] != "E8-E6", played
-    assert state.phase != OVER and state.to_act == BLACK
+    assert state.phase != Phase.OVER and state.to_act == Player.BLACK
     if isinstance(agent, AlphaBetaAgent):
-        assert state.removed[WHITE] == 2, played  # it also takes the safe row
+        assert state.removed[Player.WHITE] == 2, played  # it also takes the safe row
 
 
 def test_threat_counts_match_a_segment_scan() -> None:
@@ -159,7 +159,7 @@ def test_threat_counts_match_a_segment_scan() -> None:
         while not state.is_terminal and rng.random() > 0.01:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
-        for p in (WHITE, BLACK):
+        for p in (Player.WHITE, Player.BLACK):
             markers, own, opp = state.markers[p], state.rings[p], state.rings[1 - p]
             expected = [0, 0, 0, 0]
             for seg in SEGMENT_MASK:
@@ -173,22 +173,22 @@ def test_threat_counts_match_a_segment_scan() -> None:
                 elif count == 3 and not seg & opp:
                     expected[3] += 1
             assert threat_counts(markers, own, opp) == tuple(expected)
-        if state.phase == MOVE:
+        if state.phase == Phase.MOVE:
             moves = [a for a in state.legal_actions() if a != PASS_ACTION]
             assert mobility(state, state.to_act) == len(moves)
 
 
 def test_evaluation_is_antisymmetric_and_scores_wins() -> None:
     state = position(WIN_IN_ONE, removed="2-0")
-    assert evaluate(state, WHITE) == -evaluate(state, BLACK) > 0
+    assert evaluate(state, Player.WHITE) == -evaluate(state, Player.BLACK) > 0
     state.apply_all(["E7-E9", "xE3-E7", "xA2"])
-    assert evaluate(state, WHITE) == WIN_SCORE == -evaluate(state, BLACK)
+    assert evaluate(state, Player.WHITE) == WIN_SCORE == -evaluate(state, Player.BLACK)
 
 
 def test_greedy_looks_through_its_own_follow_up_decisions() -> None:
     state = position(WIN_IN_ONE, removed="2-0")
     state.apply_all(["E7-E9"])  # White now owes a row and a ring removal
-    assert best_turn_value(state, WHITE) == WIN_SCORE
+    assert best_turn_value(state, Player.WHITE) == WIN_SCORE
     assert state.legal_action_names() == ["xE3-E7"]  # restored
 
 
@@ -251,9 +251,9 @@ def test_mcts_backs_up_each_players_own_result() -> None:
         for i, child in enumerate(node.children):
             if child is None:
                 continue
-            expected = 1.0 if node.player == WHITE else -1.0
+            expected = 1.0 if node.player == Player.WHITE else -1.0
             assert node.value_sum[i] == expected * node.visits[i]
-            consecutive += child.player == node.player == WHITE and not child.terminal
-            black_nodes += child.player == BLACK
+            consecutive += child.player == node.player == Player.WHITE and not child.terminal
+            black_nodes += child.player == Player.BLACK
             stack.append(child)
     assert consecutive > 0 and black_nodes > 0

@@ -22,7 +22,7 @@ from agents.search import (
     run_searches,
 )
 from train.config import NetworkConfig, SearchConfig
-from yinsh_env import BLACK, ROW, WHITE, State, str_to_action
+from yinsh_env import Phase, Player, State, str_to_action
 
 #: White has removed two rings; only C7-D7 completes the row C3-C7, and
 #: White then removes it (xC3-C7) and a ring (the third): a win in three
@@ -36,7 +36,7 @@ OPPONENT_ROW = "4/4R2/2mmMmm1/8r/4m2R2/2M1r4/2R7/6R2/r4r2/1R5/r3 w move - 0-0 44
 def white_favoured(leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
     """Uniform priors; every position is worth +0.5 to White (-0.5 to Black)."""
     logits = [np.zeros(len(leaf.actions)) for leaf in leaves]
-    values = np.array([0.5 if leaf.player == WHITE else -0.5 for leaf in leaves])
+    values = np.array([0.5 if leaf.player == Player.WHITE else -0.5 for leaf in leaves])
     return logits, values
 
 
@@ -59,7 +59,7 @@ def walk(node: Node) -> list[tuple[Node, int, Node]]:
 def test_opponent_row_position_is_what_the_tests_assume() -> None:
     state = State.from_text(OPPONENT_ROW)
     state.push("B5-D5")
-    assert state.phase == ROW and state.to_act == BLACK and state.mover == WHITE
+    assert state.phase == Phase.ROW and state.to_act == Player.BLACK and state.mover == Player.WHITE
 
 
 def uninformed(leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -120,15 +120,15 @@ def test_values_are_backed_up_per_player(position: str, algorithm: str) -> None:
     assert search.root is not None
     edges = walk(search.root)
     same_player = [(p, i, c) for p, i, c in edges if p.player == c.player and not c.terminal]
-    handover = [(p, i, c) for p, i, c in edges if p.player != c.player and c.player == BLACK]
+    handover = [(p, i, c) for p, i, c in edges if p.player != c.player and c.player == Player.BLACK]
     assert same_player and handover, "the tree must hold both kinds of consecutive decisions"
     if position == OPPONENT_ROW:
         # White's B5-D5 hands the resolution to Black: a Black node under a White one.
         b5 = search.root.children[search.root.child_index(str_to_action("B5-D5"))]
-        assert b5 is not None and b5.player == BLACK
+        assert b5 is not None and b5.player == Player.BLACK
     for parent, i, child in edges:
         q = parent.value_sum[i] / parent.visits[i]
-        if parent.player == WHITE:
+        if parent.player == Player.WHITE:
             assert q >= 0.5 - 1e-9
         else:
             assert q <= -0.5 + 1e-9
@@ -147,7 +147,12 @@ def test_backup_uses_each_nodes_player_not_the_ply_parity() -> None:
     def node(player: int) -> Node:
         return Node(player, np.array([0, 1]), np.log(np.array([0.5, 0.5])), 0.0)
 
-    white_move, white_row, white_ring, black = node(WHITE), node(WHITE), node(WHITE), node(BLACK)
+    white_move, white_row, white_ring, black = (
+        node(Player.WHITE),
+        node(Player.WHITE),
+        node(Player.WHITE),
+        node(Player.BLACK),
+    )
     backup([(white_move, 0), (white_row, 1), (white_ring, 0), (black, 1)], 1.0)
     assert white_move.value_sum[0] == white_row.value_sum[1] == white_ring.value_sum[0] == 1.0
     assert black.value_sum[1] == -1.0

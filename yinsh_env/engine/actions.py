@@ -16,6 +16,14 @@ offset      count  meaning
 Points are ordered by column letter, then number (A2, A3, ... K10); move pairs
 by origin, then destination; segments by lower end point, then direction
 (column, row number, rising diagonal).
+
+>>> from yinsh_env import N_ACTIONS, action_to_str, str_to_action
+>>> N_ACTIONS
+2142
+>>> [str_to_action(name) for name in ("E5", "E5-E8", "xE5-E9", "xE5", "pass")]
+[32, 776, 2002, 2088, 2141]
+>>> action_to_str(776)
+'E5-E8'
 """
 
 from __future__ import annotations
@@ -55,7 +63,11 @@ ROW_ACTION: Final[dict[frozenset[int], int]] = {
 
 
 def action_kind(action: int) -> str:
-    """``'place'``, ``'move'``, ``'row'``, ``'ring'`` or ``'pass'``."""
+    """``'place'``, ``'move'``, ``'row'``, ``'ring'`` or ``'pass'``.
+
+    >>> action_kind(str_to_action("xE5-E9"))
+    'row'
+    """
     if not 0 <= action < N_ACTIONS:
         raise NotationError(f"action index {action!r} is outside 0..{N_ACTIONS - 1}")
     if action < MOVE_OFFSET:
@@ -88,7 +100,13 @@ for _seg_i, _seg in enumerate(SEGMENTS):
 
 
 def action_to_str(action: int) -> str:
-    """The notation of a flat action index, e.g. ``action_to_str(0) == 'A2'``."""
+    """The notation of a flat action index.
+
+    >>> action_to_str(0)
+    'A2'
+    >>> action_to_str(2141)
+    'pass'
+    """
     # Integers only (numpy's too, through __index__): no bool, float or string.
     if isinstance(action, bool):
         raise NotationError(f"action {action!r} is not an integer index")
@@ -106,6 +124,15 @@ def str_to_action(text: str) -> int:
 
     Raises :class:`NotationError` naming the input if it is malformed or names
     no action (two points not on a line, a row that is not five points long).
+
+    >>> str_to_action("e5-e8")
+    776
+    >>> str_to_action("xE9-E5") == str_to_action("xE5-E9")  # a row from either end
+    True
+    >>> str_to_action("E5-F7")
+    Traceback (most recent call last):
+    ...
+    yinsh_env.engine.errors.NotationError: unknown action 'E5-F7': the two points are ...
     """
     if not isinstance(text, str):
         raise NotationError(f"action {bounded_repr(text)} is not a string")
@@ -130,7 +157,11 @@ def _diagnose(key: str) -> str:
 
 
 def parse_point(text: str) -> int:
-    """Point index of a point name such as ``'e5'``; raises on unknown names."""
+    """Point index of a point name such as ``'e5'``; raises on unknown names.
+
+    >>> parse_point("e5")
+    32
+    """
     point = NAME_TO_POINT.get(text.strip().upper()) if isinstance(text, str) else None
     if point is None:
         raise NotationError(f"unknown point {text!r} (expected A2..K10 on the board)")

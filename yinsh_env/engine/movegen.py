@@ -34,10 +34,10 @@ from yinsh_env.engine.vocabulary import Phase, Player
 
 __all__ = ["LegalMoves"]
 
-PLACE: Final = Phase.PLACE
-MOVE: Final = Phase.MOVE
-ROW: Final = Phase.ROW
-RING: Final = Phase.RING
+_PLACE: Final = Phase.PLACE
+_MOVE: Final = Phase.MOVE
+_ROW: Final = Phase.ROW
+_RING: Final = Phase.RING
 
 #: For each bit position holding a ring: its non-empty rays as ((bit, move action), ...).
 _RAY_MOVES: list[tuple[tuple[tuple[int, int], ...], ...]] = [()] * (11 * GRID_WIDTH)
@@ -80,14 +80,25 @@ class LegalMoves:
     _marks: bytearray | None
 
     def legal_actions(self) -> list[int]:
-        """The legal actions, sorted.  The list is cached: do not mutate it."""
+        """The legal actions, sorted.  The list is cached: do not mutate it.
+
+        >>> from yinsh_env import State
+        >>> State().legal_actions()[:3]
+        [0, 1, 2]
+        """
         legal = self._legal
         if legal is None:
             legal = self._legal = self._generate()
         return legal
 
     def legal_mask(self) -> np.ndarray:
-        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS` (a new array)."""
+        """Legal actions as an ``int8`` mask of length :data:`N_ACTIONS` (a new array).
+
+        >>> from yinsh_env import State
+        >>> mask = State().legal_mask()
+        >>> mask.shape, mask.dtype, int(mask.sum())
+        ((2142,), dtype('int8'), 85)
+        """
         marks = self._marks
         if marks is None:
             legal = self._legal
@@ -110,17 +121,17 @@ class LegalMoves:
 
     def _generate(self) -> list[int]:
         phase = self.phase
-        if phase == MOVE:
+        if phase == _MOVE:
             moves = self.ring_moves(self.to_act)
             if not moves:
                 return [PASS_ACTION]
             moves.sort()
             return moves
-        if phase == ROW:
+        if phase == _ROW:
             return row_actions(self.markers[self.to_act])
-        if phase == RING:
+        if phase == _RING:
             return [RING_OFFSET + p for p in bits_to_points(self.rings[self.to_act])]
-        if phase == PLACE:
+        if phase == _PLACE:
             occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
             return [a for bit, a in _EMPTY_PLACEMENTS if not bit & occupied]
         return []
@@ -128,12 +139,12 @@ class LegalMoves:
     def _generate_marks(self) -> bytearray:
         """The legal actions as one byte each (1 legal): :meth:`legal_mask`'s source."""
         phase = self.phase
-        if phase == MOVE:
+        if phase == _MOVE:
             marks = bytearray(N_ACTIONS)
             if not self._mark_ring_moves(marks):
                 marks[PASS_ACTION] = 1
             return marks
-        if phase == PLACE:
+        if phase == _PLACE:
             marks = bytearray(_ALL_PLACEMENTS)
             occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
             while occupied:  # at most the ten rings

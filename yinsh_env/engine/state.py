@@ -65,40 +65,27 @@ from yinsh_env.render.ansi import ansi_board
 from yinsh_env.render.svg import svg_board
 
 __all__ = [
-    "BLACK",
     "DEFAULT_RINGS_TO_WIN",
-    "MOVE",
-    "OVER",
-    "PHASE_NAMES",
-    "PLACE",
-    "PLAYER_NAMES",
-    "RING",
     "RINGS_PER_PLAYER",
-    "ROW",
     "TOTAL_MARKERS",
-    "WHITE",
     "State",
     "iter_points",
 ]
 
-#: The vocabulary's members under the short names older code imports from here.
-WHITE: Final = Player.WHITE
-BLACK: Final = Player.BLACK
-#: Display names by player (``Player.label``).
-PLAYER_NAMES: Final = tuple(p.label for p in Player)
-
-PLACE: Final = Phase.PLACE
-MOVE: Final = Phase.MOVE
-ROW: Final = Phase.ROW
-RING: Final = Phase.RING
-OVER: Final = Phase.OVER
-#: Phase names as in position text (``Phase.text``).
-PHASE_NAMES: Final = tuple(p.text for p in Phase)
+# Module-level names for the hot paths (an enum member's attribute lookup costs
+# several times a global's); the public names are Player.WHITE, Phase.MOVE, ...
+_WHITE: Final = Player.WHITE
+_BLACK: Final = Player.BLACK
+_PLACE: Final = Phase.PLACE
+_MOVE: Final = Phase.MOVE
+_ROW: Final = Phase.ROW
+_RING: Final = Phase.RING
+_OVER: Final = Phase.OVER
 #: What apply_unchecked saves for pop: rings, markers and removed (White's,
 #: Black's), pool, to_act, phase, mover, passes.
 _Snapshot = tuple[int, int, int, int, int, int, int, Player, Phase, int, int]
 #: The opponent of each player, by index (a tuple lookup keeps ``to_act`` a Player).
-_OTHER: Final = (BLACK, WHITE)
+_OTHER: Final = (_BLACK, _WHITE)
 
 # --- tables for the hot paths ------------------------------------------------
 
@@ -114,6 +101,18 @@ class State(LegalMoves):
 
     ``State()`` is the start of a standard game; ``State(rings_to_win=1)`` is
     Blitz.  ``State.from_text(...)`` sets up any position (research use).
+
+    >>> from yinsh_env import State
+    >>> state = State()
+    >>> state
+    State('4/7/8/9/10/9/10/9/8/7/4 w place - 0-0 51 0 3')
+    >>> state.to_act, state.phase
+    (<Player.WHITE: 0>, <Phase.PLACE: 0>)
+    >>> state.push("E5")
+    >>> state.to_act
+    <Player.BLACK: 1>
+    >>> len(state.legal_actions())
+    84
     """
 
     __slots__ = (
@@ -136,7 +135,7 @@ class State(LegalMoves):
         if not 1 <= rings_to_win <= RINGS_PER_PLAYER:
             raise ValueError(f"rings_to_win must be in 1..{RINGS_PER_PLAYER}, got {rings_to_win}")
         #: Each player's rings on the board, one bitboard (a Python int) per player,
-        #: indexed by :class:`Player` (``rings[WHITE]``, ``rings[BLACK]``); read the
+        #: indexed by :class:`Player` (``rings[Player.WHITE]``, ``rings[Player.BLACK]``); read the
         #: point indices with :meth:`ring_points` (names: ``POINT_NAMES`` in
         #: :mod:`yinsh_env.engine.geometry`).  Modify only through :meth:`apply`/:meth:`pop`.
         self.rings = [0, 0]
@@ -152,10 +151,10 @@ class State(LegalMoves):
         self.pool = TOTAL_MARKERS
         #: The :class:`Player` who makes the next decision (the same player may
         #: act several times in a row while removing rows and rings).
-        self.to_act: Player = WHITE
+        self.to_act: Player = _WHITE
         #: What kind of decision :attr:`to_act` makes: a :class:`Phase` (place, move,
         #: row, ring, over); the module docstring gives the turn structure.
-        self.phase: Phase = PLACE
+        self.phase: Phase = _PLACE
         #: Whose move is being resolved during ``row``/``ring`` phases (a Player); -1 otherwise.
         self.mover: int = -1
         #: Consecutive passes just played (two end the game).
@@ -175,13 +174,13 @@ class State(LegalMoves):
 
     @property
     def is_terminal(self) -> bool:
-        """True once the game is over (:attr:`phase` is ``OVER``)."""
-        return self.phase == OVER
+        """True once the game is over (:attr:`phase` is ``Phase.OVER``)."""
+        return self.phase == _OVER
 
     @property
     def winner(self) -> Player | None:
         """The winning :class:`Player` once the game is won; None while playing or on a draw."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return None
         return self._winner()
 
@@ -189,18 +188,30 @@ class State(LegalMoves):
         white, black = self.removed
         target = self.rings_to_win
         if white >= target and black < target:
-            return WHITE
+            return _WHITE
         if black >= target and white < target:
-            return BLACK
+            return _BLACK
         if white >= target:  # both at target: only a set-up position can say so
             return Player(self.mover) if self.mover >= 0 else None
         if white != black:
-            return WHITE if white > black else BLACK
+            return _WHITE if white > black else _BLACK
         return None
 
     def outcome(self) -> Outcome | None:
-        """How the game ended (termination and winner), or None while it goes on."""
-        if self.phase != OVER:
+        """How the game ended (termination and winner), or None while it goes on.
+
+        A Blitz game (one ring wins) that White ends by making a row:
+
+        >>> from yinsh_env import State
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 1")
+        >>> state.outcome() is None
+        True
+        >>> state.apply_all(["E5-E7", "xE1-E5", "xK10"]).outcome()
+        Outcome(termination=<Termination.RINGS: 'rings'>, winner=<Player.WHITE: 0>)
+        >>> state.result, state.returns()
+        (<Result.WHITE_WINS: 'W'>, (1.0, -1.0))
+        """
+        if self.phase != _OVER:
             return None
         return Outcome(self._termination(), self._winner())
 
@@ -209,13 +220,13 @@ class State(LegalMoves):
         winner = self.winner
         if winner is None:
             return (0.0, 0.0)
-        return (1.0, -1.0) if winner == WHITE else (-1.0, 1.0)
+        return (1.0, -1.0) if winner == _WHITE else (-1.0, 1.0)
 
     @property
     def end_reason(self) -> Termination | None:
         """``Termination.RINGS``, ``POOL`` or ``PASSES`` once over (equal to
         ``'rings'``, ``'pool'``, ``'passes'``); None while playing."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return None
         return self._termination()
 
@@ -230,7 +241,7 @@ class State(LegalMoves):
     def result(self) -> Result:
         """The result in record notation: a :class:`Result`, equal to ``'W'``,
         ``'B'``, ``'draw'`` or ``'*'`` (unfinished)."""
-        if self.phase != OVER:
+        if self.phase != _OVER:
             return Result.UNFINISHED
         return Result.win_for(self._winner())
 
@@ -240,8 +251,15 @@ class State(LegalMoves):
         return self.phase.text
 
     def pending_rows(self) -> list[int]:
-        """Row actions open to the player to act (empty outside ``row``)."""
-        return row_actions(self.markers[self.to_act]) if self.phase == ROW else []
+        """Row actions open to the player to act (empty outside ``row``).
+
+        >>> from yinsh_env import State, action_to_str
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3")
+        >>> state.push("E5-E7")  # rows for both sides: the mover removes theirs first
+        >>> state.phase, [action_to_str(a) for a in state.pending_rows()]
+        (<Phase.ROW: 2>, ['xE1-E5'])
+        """
+        return row_actions(self.markers[self.to_act]) if self.phase == _ROW else []
 
     def rows_of(self, player: int) -> list[int]:
         """Row actions for every five-marker segment of ``player``'s colour."""
@@ -256,7 +274,12 @@ class State(LegalMoves):
         return bits_to_points(self.markers[player])
 
     def piece_at(self, point: int) -> str | None:
-        """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None."""
+        """``'R'``/``'r'`` white/black ring, ``'M'``/``'m'`` marker, or None.
+
+        >>> from yinsh_env import State, parse_point
+        >>> State().apply_all(["E5"]).piece_at(parse_point("E5"))
+        'R'
+        """
         bit = POINT_BIT[point]
         for char, board in zip("RrMm", (*self.rings, *self.markers)):
             if board & bit:
@@ -270,6 +293,16 @@ class State(LegalMoves):
 
         On error the state is unchanged and the message names the action and
         the position.
+
+        >>> from yinsh_env import State, str_to_action
+        >>> state = State()
+        >>> state.apply(str_to_action("E5"))
+        >>> state.apply(str_to_action("E5"))
+        Traceback (most recent call last):
+        ...
+        yinsh_env.engine.errors.IllegalActionError: illegal action E5 (32): Black is to act ...
+        >>> state.ply
+        1
         """
         index = action if type(action) is int else _index_or_none(action)
         if index is None or not self.is_legal(index):
@@ -277,7 +310,15 @@ class State(LegalMoves):
         self.apply_unchecked(index)
 
     def push(self, action: int | str) -> None:
-        """Apply an action given as an index or in notation (checked)."""
+        """Apply an action given as an index or in notation (checked).
+
+        >>> from yinsh_env import State
+        >>> state = State()
+        >>> state.push("E5")
+        >>> state.push(42)
+        >>> state.to_text()
+        '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3'
+        """
         self.apply(str_to_action(action) if isinstance(action, str) else action)
 
     def _illegal_message(self, action: object) -> str:
@@ -287,7 +328,7 @@ class State(LegalMoves):
             name = action_to_str(action)  # type: ignore[arg-type]
         except ValueError:
             return f"action {action!r} is not an action index (0..{N_ACTIONS - 1})"
-        if self.phase == OVER:
+        if self.phase == _OVER:
             why = "the game is over"
         else:
             why = f"{self.to_act.label} is to act in phase {self.phase.text}"
@@ -325,14 +366,14 @@ class State(LegalMoves):
         elif action < RING_OFFSET:
             self.markers[me] ^= SEGMENT_MASK[action - ROW_OFFSET]
             self.pool += 5
-            self.phase = RING
+            self.phase = _RING
         elif action < PASS_ACTION:
             self._remove_ring(me, action - RING_OFFSET)
         else:
             self.passes += 1
             self.to_act = _OTHER[me]
             if self.passes >= 2:
-                self.phase = OVER
+                self.phase = _OVER
 
     def _place(
         self, me: int, point: int, placements: list[int] | None, marks: bytearray | None
@@ -342,7 +383,7 @@ class State(LegalMoves):
         self.rings[me] |= POINT_BIT[point]
         self.to_act = _OTHER[me]
         if (self.rings[0] | self.rings[1]).bit_count() + sum(self.removed) >= 2 * RINGS_PER_PLAYER:
-            self.phase = MOVE
+            self.phase = _MOVE
             return
         action = PLACE_OFFSET + point
         if marks is not None and marks[action] == 1:
@@ -368,13 +409,13 @@ class State(LegalMoves):
             markers[0] ^= flips
             markers[1] ^= flips
         if has_row(markers[me]):
-            self.phase = ROW
+            self.phase = _ROW
         elif flips & markers[opp] and has_row(markers[opp]):
             self.to_act = opp
-            self.phase = ROW
+            self.phase = _ROW
         elif self.pool <= 0:
             self.to_act = opp
-            self.phase = OVER
+            self.phase = _OVER
         else:
             self.to_act = opp
             self.mover = -1
@@ -383,9 +424,9 @@ class State(LegalMoves):
         self.rings[me] ^= POINT_BIT[point]
         self.removed[me] += 1
         if self.removed[me] >= self.rings_to_win:
-            self.phase = OVER
+            self.phase = _OVER
         elif has_row(self.markers[me]):
-            self.phase = ROW
+            self.phase = _ROW
         else:
             self._after_rows(me)
 
@@ -395,15 +436,23 @@ class State(LegalMoves):
         opp = _OTHER[mover]
         if player == mover and has_row(self.markers[opp]):
             self.to_act = opp
-            self.phase = ROW
+            self.phase = _ROW
             return
         self.to_act = opp
-        self.phase = OVER if self.pool <= 0 else MOVE
-        if self.phase == MOVE:
+        self.phase = _OVER if self.pool <= 0 else _MOVE
+        if self.phase == _MOVE:
             self.mover = -1
 
     def pop(self) -> int:
-        """Undo the last action applied to this object and return it."""
+        """Undo the last action applied to this object and return it.
+
+        >>> from yinsh_env import State
+        >>> state = State().apply_all(["E5", "F6"])
+        >>> state.pop()
+        42
+        >>> state.ply
+        1
+        """
         if not self._history:
             raise IndexError("pop from a state with no actions to undo")
         action, snap = self._history.pop()
@@ -430,7 +479,15 @@ class State(LegalMoves):
         return [a for a, _ in self._history]
 
     def copy(self, history: bool = False) -> State:
-        """An independent copy; ``history=True`` also copies the undo stack."""
+        """An independent copy; ``history=True`` also copies the undo stack.
+
+        >>> from yinsh_env import State
+        >>> state = State()
+        >>> trial = state.copy()
+        >>> trial.push("E5")
+        >>> state.ply, trial.ply
+        (0, 1)
+        """
         new = State.__new__(State)
         new.rings = self.rings[:]
         new.markers = self.markers[:]
@@ -474,7 +531,16 @@ class State(LegalMoves):
     # --- hashing and equality --------------------------------------------------
 
     def zobrist(self) -> int:
-        """64-bit Zobrist hash of the position (pieces, player, phase, counts, pool)."""
+        """64-bit Zobrist hash of the position (pieces, player, phase, counts, pool).
+
+        Transpositions share it:
+
+        >>> from yinsh_env import State
+        >>> a = State().apply_all(["E5", "F6", "G7"])
+        >>> b = State().apply_all(["G7", "F6", "E5"])
+        >>> a.zobrist() == b.zobrist(), a == b
+        (True, True)
+        """
         h = 0
         for kind, board in enumerate((*self.rings, *self.markers)):
             if board:
@@ -528,6 +594,10 @@ class State(LegalMoves):
         6. markers left in the pool;
         7. consecutive passes just played;
         8. rings to remove for a win (3 standard, 1 Blitz).
+
+        >>> from yinsh_env import State
+        >>> State().apply_all(["E5", "F6"]).to_text()
+        '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3'
         """
         return format_position(self)
 
@@ -537,6 +607,23 @@ class State(LegalMoves):
 
         Raises :class:`PositionError` naming the problem when the text is
         malformed or describes a position the rules cannot reach a decision in.
+
+        >>> from yinsh_env import State
+        >>> state = State.from_text("r2r/6r/5m2/5m3/MMMMRM4/4m4/4m5/9/8/6R/3R w move - 0-0 42 0 3")
+        >>> print(state)
+        11                    .  .  .  R
+        10              .  .  .  .  .  .  R
+         9           .  .  .  .  .  .  .  .
+         8        .  .  .  .  .  .  .  .  .
+         7     r  .  .  .  .  .  .  .  .  .
+         6     .  m  m  M  m  m  .  .  .
+         5  r  .  .  .  R  .  .  .  .  .
+         4  .  .  .  .  M  .  .  .  .
+         3  .  .  .  .  M  .  .  .
+         2  r  .  .  .  M  .  .
+         1     .  .  .  M
+            A  B  C  D  E  F  G  H  I  J  K
+        White to move | rings removed W0-B0 of 3 | pool 42
         """
         return parse_position(text, cls)
 
@@ -550,11 +637,21 @@ class State(LegalMoves):
         return svg_board(self)
 
     def legal_action_names(self) -> list[str]:
-        """The legal actions in notation (``'E5-E8'``), in the order of :meth:`legal_actions`."""
+        """The legal actions in notation (``'E5-E8'``), in the order of :meth:`legal_actions`.
+
+        >>> from yinsh_env import State
+        >>> State().legal_action_names()[:3]
+        ['A2', 'A3', 'A4']
+        """
         return [ACTION_NAMES[a] for a in self.legal_actions()]
 
     def apply_all(self, actions: Iterable[int | str]) -> State:
-        """Apply a sequence of actions (indices or notation); returns self."""
+        """Apply a sequence of actions (indices or notation); returns self.
+
+        >>> from yinsh_env import State
+        >>> State().apply_all(["E5", "F6"]).ply
+        2
+        """
         for action in actions:
             self.push(action)
         return self

@@ -11,6 +11,14 @@ per-player lists and compare equal to the plain ints the hot paths keep
 (``state.to_act == Player.WHITE``).  ``Result`` and ``Termination`` are
 string enums equal to their notation (``state.result == 'W'``), so records and
 older code that compare strings keep working.
+
+>>> from yinsh_env import Phase, Player, Result
+>>> Player.WHITE.other, Player.BLACK.letter, Player.BLACK.label
+(<Player.BLACK: 1>, 'B', 'Black')
+>>> Phase.from_text("row"), Phase.RING.text
+(<Phase.ROW: 2>, 'ring')
+>>> Result.win_for(Player.BLACK) == "B", str(Result.DRAW)
+(True, 'draw')
 """
 
 from __future__ import annotations

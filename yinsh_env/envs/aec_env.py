@@ -3,17 +3,18 @@
 ``raw_env`` is the bare environment; :func:`env` adds what PettingZoo's
 standard wrappers for classic games add (illegal moves end the game, calls
 out of order raise), in one layer (:class:`ClassicWrapper`).  ``pettingzoo.make("aec", "yinsh_v0")``
-builds the same once this module is imported::
+builds the same once this module is imported.  A game of random moves:
 
-    from yinsh_env import env
-
-    e = env(render_mode="ansi")
-    e.reset(seed=0)
-    for agent in e.agent_iter():
-        observation, reward, termination, truncation, info = e.last()
-        action = None if termination or truncation else (
-            e.action_space(agent).sample(observation["action_mask"]))
-        e.step(action)
+>>> from yinsh_env import env
+>>> e = env()
+>>> e.reset(seed=0)
+>>> for agent in e.agent_iter():
+...     observation, reward, termination, truncation, info = e.last()
+...     mask = observation["action_mask"]
+...     action = None if termination or truncation else e.action_space(agent).sample(mask)
+...     e.step(action)
+>>> e.unwrapped.game.is_terminal
+True
 
 Agents are ``player_0`` (White, moves first) and ``player_1`` (Black).  One
 action is one decision of the engine's flat action space (``Discrete(2142)``,
@@ -69,12 +70,12 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 from yinsh_env.engine.action_input import as_action
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import IllegalActionError, PositionError, bounded_repr
-from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, OVER, State
+from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
 from yinsh_env.envs.observation import OBS_SHAPE, encode
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 from yinsh_env.render.layout import check_picture_size
 
-#: Agent names, indexed by engine player (WHITE = 0, BLACK = 1).
+#: Agent names, indexed by engine player (Player.WHITE = 0, Player.BLACK = 1).
 AGENTS: Final = ("player_0", "player_1")
 AGENT_INDEX: Final = {name: i for i, name in enumerate(AGENTS)}
 RENDER_MODES: Final = ("ansi", "rgb_array", "human")
@@ -228,6 +229,17 @@ def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
     and changes nothing, where ``AssertOutOfBoundsWrapper`` would assert;
     calls out of order are caught (``OrderEnforcingWrapper``).  See
     :class:`ClassicWrapper`.
+
+    >>> e = env()
+    >>> e.reset(seed=0)
+    >>> e.agent_selection
+    'player_0'
+    >>> observation, reward, termination, truncation, info = e.last()
+    >>> observation["observation"].shape, int(observation["action_mask"].sum())
+    ((11, 11, 17), 85)
+    >>> e.step("E5")
+    >>> e.agent_selection
+    'player_1'
     """
     return ClassicWrapper(raw_env(**kwargs))
 
@@ -366,6 +378,18 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     docstring).  The engine state of the game in
     progress is :attr:`game` (read it, don't modify it); searches work on
     :meth:`copy_state`, so their simulations skip the env's per-step work.
+
+    >>> from yinsh_env import raw_env
+    >>> e = raw_env()
+    >>> e.reset(options={"actions": ["E5", "F6"]})
+    >>> e.game.ply, e.agent_selection
+    (2, 'player_0')
+    >>> e.step("E5")
+    Traceback (most recent call last):
+    ...
+    yinsh_env.engine.errors.IllegalActionError: illegal action E5 (32): White is to act ...
+    >>> e.game.ply
+    2
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo's class attribute)
@@ -478,7 +502,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self.last_action = action
         self._observations.clear()  # (a new dict per step would wake the garbage collector sooner)
         self._cumulative_rewards[agent] = 0.0
-        if game.phase == OVER:
+        if game.is_terminal:
             white, black = game.returns()
             self.rewards = {AGENTS[0]: white, AGENTS[1]: black}
             self.terminations = {a: True for a in self.agents}

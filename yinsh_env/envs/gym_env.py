@@ -3,18 +3,19 @@
 The learner plays one side (fixed, alternating between episodes, or drawn at
 random) and an opponent policy plays the other; one :meth:`YinshGymEnv.step`
 is one decision of the learner, after which the opponent makes all of its
-decisions until the learner must act again (or the game ends)::
+decisions until the learner must act again (or the game ends):
 
-    import gymnasium as gym
-    import yinsh_env.envs.gym_env  # registers "Yinsh-v0"
-
-    env = gym.make("Yinsh-v0", opponent=None)  # None: uniformly random moves
-    obs, info = env.reset(seed=0)
-    done = False
-    while not done:
-        mask = env.unwrapped.action_masks()
-        obs, reward, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
-        done = terminated or truncated
+>>> import gymnasium as gym
+>>> import yinsh_env.envs.gym_env  # registers "Yinsh-v0"
+>>> env = gym.make("Yinsh-v0", opponent=None)  # None: uniformly random moves
+>>> obs, info = env.reset(seed=0)
+>>> done = False
+>>> while not done:
+...     mask = env.unwrapped.action_masks()
+...     obs, reward, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
+...     done = terminated or truncated
+>>> sorted(info)  # the last step's info says how the game ended
+['end_reason', 'opponent_actions', 'result']
 
 Observations and actions are the PettingZoo environment's (see
 :mod:`yinsh_env.envs.aec_env`), from the learner's point of view; the reward is
@@ -133,6 +134,20 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
     name), ``"opponent_actions"`` (the opponent's decisions since the learner
     last acted), ``"opponent"`` (the name a sampler gave the episode's
     opponent) and, when the game is over, ``"result"`` and ``"end_reason"``.
+
+    The learner as Black against an opponent that always takes the first legal
+    action (a callable reading the observation):
+
+    >>> from yinsh_env.envs.gym_env import YinshGymEnv
+    >>> def first_legal(observation):
+    ...     return int(observation["action_mask"].argmax())
+    >>> env = YinshGymEnv(opponent=first_legal, learner="player_1")
+    >>> obs, info = env.reset(seed=0)
+    >>> info  # White placed on A2 (action 0) before the learner's first decision
+    {'opponent_actions': [0], 'learner': 'player_1'}
+    >>> obs, reward, terminated, truncated, info = env.step("E5")
+    >>> reward, terminated, info
+    (0.0, False, {'opponent_actions': [1]})
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)

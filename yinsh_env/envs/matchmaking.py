@@ -12,18 +12,24 @@ specs (:mod:`agents.league`) and freezing copies of a learner
 
 Three samplers share one small interface (:class:`OpponentSampler`):
 ``sample(rng)`` returns an :class:`Entry` (a name, the opponent, its record),
-``record(entry, reward)`` tells it how the learner did (+1 / 0 / -1)::
+``record(entry, reward)`` tells it how the learner did (+1 / 0 / -1):
 
-    from yinsh_env.envs.gym_env import YinshGymEnv
-    from yinsh_env.envs.matchmaking import Curriculum, League, OpponentPool
-
-    pool = OpponentPool(strategy="pfsp", max_snapshots=20)
-    pool.add("random", None)                     # fixed members stay
-    ladder = Curriculum([("random", None), ("greedy", greedy_agent)], threshold=0.7)
-    league = League([(0.5, ladder), (0.5, pool)])
-    env = YinshGymEnv(opponent=league)           # samples at every reset()
-    ...
-    pool.add_snapshot(frozen_copy_of_learner, step=100_000)  # every K steps
+>>> from yinsh_env.envs.gym_env import YinshGymEnv
+>>> from yinsh_env.envs.matchmaking import Curriculum, League, OpponentPool
+>>> def first_legal(observation):  # stands for any opponent YinshGymEnv takes
+...     return int(observation["action_mask"].argmax())
+>>> pool = OpponentPool(strategy="pfsp", max_snapshots=20)
+>>> fixed = pool.add("random", None)  # fixed members stay
+>>> ladder = Curriculum([("random", None), ("first", first_legal)], threshold=0.7)
+>>> env = YinshGymEnv(opponent=League([(0.5, ladder), (0.5, pool)]))  # samples at every reset()
+>>> obs, info = env.reset(seed=0)
+>>> "opponent" in info
+True
+>>> snapshot = pool.add_snapshot(first_legal, step=100_000)  # a frozen learner, every K steps
+>>> for reward in (1.0, 1.0, 1.0):  # the learner beat "random" three times
+...     pool.record(fixed, reward)
+>>> pool.names, pool.weights().round(2).tolist()  # PFSP: the snapshot is met most
+(['random', 'snapshot@100000'], [0.14, 0.86])
 
 * :class:`OpponentPool`: fixed members plus snapshots of the learner, the
   oldest snapshots dropped beyond ``max_snapshots``.  ``strategy``:

@@ -41,6 +41,18 @@ policy vectors) and :func:`transform_state` apply the 12 board symmetries of
 ``encode(transform_state(s, k)) == transform_planes(encode(s), k)`` and
 ``transform_state(s, k).legal_mask() == transform_actions(s.legal_mask(), k)``:
 data augmentation for training.
+
+>>> import numpy as np
+>>> from yinsh_env import State
+>>> from yinsh_env.envs.observation import decode, encode, transform_planes, transform_state
+>>> state = State().apply_all(["E5", "F6"])
+>>> planes = encode(state)
+>>> planes.shape, planes.dtype
+((11, 11, 17), dtype('float32'))
+>>> decode(planes) == state
+True
+>>> np.array_equal(encode(transform_state(state, 3)), transform_planes(planes, 3))
+True
 """
 
 from __future__ import annotations
@@ -62,7 +74,7 @@ from yinsh_env.engine.geometry import (
     iter_points,
 )
 from yinsh_env.engine.rows import row_actions
-from yinsh_env.engine.state import RING, ROW, State
+from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import TOTAL_MARKERS, Phase, Player
 
 N_PLANES: Final = 17
@@ -129,7 +141,7 @@ def _template(key: tuple[int, ...]) -> np.ndarray:
     phase, resolving_own_move, own_removed, opp_removed, rings_to_win, pool, passes, white = key
     template = np.zeros(OBS_SHAPE, dtype=np.float32)
     template[:, :, 4] = BOARD_PLANE
-    if phase <= RING:
+    if phase <= Phase.RING:
         template[:, :, 5 + phase] = 1.0
     template[:, :, 10] = resolving_own_move
     template[:, :, 11] = own_removed / 5.0
@@ -148,12 +160,12 @@ def _template(key: tuple[int, ...]) -> np.ndarray:
 def encode(state: State, player: int | None = None) -> np.ndarray:
     """The planes of ``state`` from ``player``'s point of view (default: the player to act)."""
     me = state.to_act if player is None else player
-    opp = 1 - me  # also the "observer is White" flag: WHITE is 0
+    opp = 1 - me  # also the "observer is White" flag: Player.WHITE is 0
     phase = state.phase
     removed = state.removed
     key = (
         phase,
-        1 if ROW <= phase <= RING and state.mover == me else 0,
+        1 if Phase.ROW <= phase <= Phase.RING and state.mover == me else 0,
         removed[me],
         removed[opp],
         state.rings_to_win,
@@ -167,7 +179,7 @@ def encode(state: State, player: int | None = None) -> np.ndarray:
     bits = rings[me] | rings[opp] << _SLOT | markers[me] << 2 * _SLOT | markers[opp] << 3 * _SLOT
     flat = _unpackbits(_frombuffer(bits.to_bytes(_PIECE_BYTES, "big"), _UINT8))
     planes[..., :4] = flat[_PIECE_GATHER]
-    if phase == ROW:
+    if phase == Phase.ROW:
         rows = 0
         for action in row_actions(markers[state.to_act]):
             rows |= SEGMENT_MASK[action - ROW_OFFSET]
@@ -196,7 +208,7 @@ def decode(planes: np.ndarray) -> State:
     state.markers[opp] = _plane_bitboard(planes[:, :, 3])
     state.to_act = me
     state.phase = Phase(phases[0])
-    if state.phase in (ROW, RING):
+    if state.phase in (Phase.ROW, Phase.RING):
         state.mover = me if planes[0, 0, 10] > 0.5 else opp
     state.removed = [0, 0]
     state.removed[me] = int(round(planes[0, 0, 11] * 5))

@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from yinsh_env import Phase
 from yinsh_env.engine.actions import N_ACTIONS, action_to_str
-from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, OVER, State
+from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
 from yinsh_env.envs.observation import OBS_SHAPE, encode
 
 try:
@@ -161,7 +162,7 @@ class YinshState(pyspiel.State):
 
     def current_player(self) -> int:
         state = self._position.state
-        return int(pyspiel.PlayerId.TERMINAL) if state.phase == OVER else state.to_act
+        return int(pyspiel.PlayerId.TERMINAL) if state.phase == Phase.OVER else state.to_act
 
     def _legal_actions(self, player: int) -> list[int]:
         return self._position.state.legal_actions()
@@ -173,7 +174,7 @@ class YinshState(pyspiel.State):
         return action_to_str(action)
 
     def is_terminal(self) -> bool:
-        return self._position.state.phase == OVER
+        return self._position.state.phase == Phase.OVER
 
     def returns(self) -> list[float]:
         return list(self._position.state.returns())

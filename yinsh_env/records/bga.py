@@ -64,6 +64,11 @@ def read_bga_json(text: str) -> GameRecord:
     Raises :class:`RecordError` naming the line number and the line for broken
     JSON, a missing or malformed field, an illegal action, or a result that
     contradicts the replayed game.
+
+    >>> from yinsh_env import read_bga_json
+    >>> record = read_bga_json('{"result": "Black wins by resignation", "actions": ["E5", "F6"]}')
+    >>> record.result, record.termination
+    (<Result.BLACK_WINS: 'B'>, <Termination.RESIGN: 'resign'>)
     """
     text = text.removeprefix(BOM)
     try:

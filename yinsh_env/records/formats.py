@@ -6,6 +6,15 @@ boardspace.net ``.sgf`` (:mod:`yinsh_env.records.sgf`) and BGA ``.json``
 transcriptions (:mod:`yinsh_env.records.bga`, read only).  :func:`register_format`
 adds one.  The record itself is :class:`~yinsh_env.records.game_record.GameRecord`;
 its names are re-exported here, where older code imports them from.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from yinsh_env import GameRecord, State, load_record, save_record
+>>> record = GameRecord.from_state(State().apply_all(["E5", "F6"]), "alice", "bob")
+>>> with tempfile.TemporaryDirectory() as folder:
+...     save_record(record, Path(folder) / "game.sgf")  # the suffix picks the format
+...     load_record(Path(folder) / "game.sgf") == record
+True
 """
 
 from __future__ import annotations
@@ -90,7 +99,11 @@ for _fmt in (
 
 
 def format_for(path: str | os.PathLike[str]) -> RecordFormat:
-    """The format of a file by its suffix (any case); our text format when unknown."""
+    """The format of a file by its suffix (any case); our text format when unknown.
+
+    >>> format_for("games/round1.SGF").name, format_for("notes.txt").name
+    ('boardspace sgf', 'yinsh')
+    """
     return FORMATS.get(Path(path).suffix.lower(), DEFAULT_FORMAT)
 
 

@@ -86,6 +86,13 @@ class GameRecord:
     ``'E5-E8'``; action indices are accepted too).  Creating a record checks
     its fields, not the game: :meth:`replay` checks that the actions are legal
     and that the result agrees with the final position.
+
+    >>> from yinsh_env import GameRecord
+    >>> record = GameRecord(white="alice", black="bob", actions=["e5", "f6"])
+    >>> record.actions, record.result
+    (['E5', 'F6'], <Result.UNFINISHED: '*'>)
+    >>> record.replay().to_text()
+    '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3'
     """
 
     rings_to_win: int = DEFAULT_RINGS_TO_WIN
@@ -137,6 +144,11 @@ class GameRecord:
         otherwise, e.g. ``result='B', termination='resign'``.  Raises
         :class:`RecordError` when the actions do not lead to ``state`` or the
         result contradicts it.
+
+        >>> from yinsh_env import GameRecord, State
+        >>> state = State().apply_all(["E5", "F6"])
+        >>> GameRecord.from_state(state, "alice", "bob", result="B", termination="resign")
+        GameRecord(rings_to_win=3, white='alice', black='bob', result=<Result.BLACK_WINS: 'B'>, ...)
         """
         if actions is None:
             if len(state.actions) != state.ply:

@@ -113,6 +113,18 @@ def write_record(record: GameRecord, comments: Mapping[int, str] | None = None) 
     in braces after that ply (a game review's, :mod:`agents.review`); braces
     and line breaks in a note become parentheses and spaces, so reading the
     record back ignores the notes whole.
+
+    >>> from yinsh_env import GameRecord, write_record
+    >>> record = GameRecord(white="alice", black="bob", actions=["E5", "F6"])
+    >>> print(write_record(record, comments={2: "a quiet reply"}), end="")
+    [Variant "standard"]
+    [White "alice"]
+    [Black "bob"]
+    [Result "*"]
+    [Termination "unfinished"]
+    <BLANKLINE>
+    1. W E5
+    2. B F6 {a quiet reply}
     """
     state = State(rings_to_win=record.rings_to_win)
     sides = []
@@ -166,11 +178,20 @@ def _strip_comments(line: str) -> str | None:
 
 
 def read_record(text: str) -> GameRecord:
-    """Parse and check a record written in the format above.
+    r"""Parse and check a record written in the format above.
 
     Raises :class:`RecordError` naming the line number and the line for a
     malformed header or move line, an unknown or illegal action, a wrong side
     or ply number, or a result that contradicts the replayed game.
+
+    >>> from yinsh_env import read_record
+    >>> record = read_record('[White "alice"]\n1. W E5  2. B F6')
+    >>> record.white, record.actions
+    ('alice', ['E5', 'F6'])
+    >>> read_record("1. W E5  2. B E5")
+    Traceback (most recent call last):
+    ...
+    yinsh_env.engine.errors.RecordError: line 1: ply 2 (E5): illegal action E5 (32): ...
     """
     headers: dict[str, tuple[str, int]] = {}
     tags: dict[str, str] = {}

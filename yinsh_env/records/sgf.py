@@ -65,6 +65,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from yinsh_env import Phase
 from yinsh_env.engine.actions import (
     PASS_ACTION,
     PLACE_OFFSET,
@@ -75,7 +76,7 @@ from yinsh_env.engine.actions import (
 )
 from yinsh_env.engine.errors import NotationError, RecordError
 from yinsh_env.engine.geometry import NAME_TO_POINT, POINT_NAMES
-from yinsh_env.engine.state import MOVE, PLACE, RING, ROW, State
+from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
 from yinsh_env.records.game_record import BOM, GameRecord, outcome_problem, push_ply
 from yinsh_env.records.sgf_syntax import SgfProperty, SourceText, escape_value, parse_nodes
@@ -242,17 +243,17 @@ class _Replay:
         self.ending = (Termination.RESIGN, self.state.to_act)
 
     def _do_pass(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
-        self.need_phase(prop, MOVE)
+        self.need_phase(prop, Phase.MOVE)
         self.set_pending(prop, PASS_ACTION, None)
 
     def _do_place(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         (point,) = self.points(prop, args, 1)
         if obj in ("wr", "br"):
-            self.need_phase(prop, PLACE)
+            self.need_phase(prop, Phase.PLACE)
             self.own_colour(prop, obj[0], "ring of the other colour")
             self.set_pending(prop, PLACE_OFFSET + point, (point, ("ring", -1)))
         elif obj in ("w", "b"):
-            self.need_phase(prop, MOVE)
+            self.need_phase(prop, Phase.MOVE)
             self.own_colour(prop, obj, "marker of the other colour")
             self.own_ring_at(prop, point)
             self.hand = ("lifted", point)
@@ -264,7 +265,7 @@ class _Replay:
             (point,) = self.points(prop, args, 1)
             if self.undo is not None and self.undo[0] == point:
                 self.hand, self.pending, self.undo = self.undo[1], None, None
-            elif self.state.phase == RING and self.hand is None and self.pending is None:
+            elif self.state.phase == Phase.RING and self.hand is None and self.pending is None:
                 self.own_ring_at(prop, point)
                 self.hand = ("removing", point)
             else:
@@ -272,11 +273,11 @@ class _Replay:
             return
         self.points(prop, args, 0)
         if obj in ("wr", "br"):
-            self.need_phase(prop, PLACE)
+            self.need_phase(prop, Phase.PLACE)
             self.own_colour(prop, obj[0], "ring of the other colour")
             self.hand, self.pending, self.undo = ("ring", -1), None, None
         elif obj in ("w", "b"):
-            self.need_phase(prop, MOVE)
+            self.need_phase(prop, Phase.MOVE)
             self.own_colour(prop, obj, "marker of the other colour")
             if self.pending is not None:
                 raise self.fail(prop, "a marker picked while another action awaits Done")
@@ -314,20 +315,20 @@ class _Replay:
             raise self.fail(prop, f"cannot drop the piece in hand on {obj!r}")
 
     def _do_move(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
-        self.need_phase(prop, MOVE)
+        self.need_phase(prop, Phase.MOVE)
         origin, dest = self.points(prop, args, 2)
         move = _parse_action(self, prop, f"{POINT_NAMES[origin]}-{POINT_NAMES[dest]}")
         self.set_pending(prop, move, (dest, ("lifted", origin)))
 
     def _do_remove(self, prop: SgfProperty, obj: str, args: list[str]) -> None:
         if obj in ("w", "b"):
-            self.need_phase(prop, ROW)
+            self.need_phase(prop, Phase.ROW)
             self.own_colour(prop, obj, "row of the other colour")
             first, last = self.points(prop, args, 2)
             row = _parse_action(self, prop, f"x{POINT_NAMES[first]}-{POINT_NAMES[last]}")
             self.set_pending(prop, row, None)
         elif obj in ("wr", "br"):
-            self.need_phase(prop, RING)
+            self.need_phase(prop, Phase.RING)
             self.own_colour(prop, obj[0], "ring of the other colour")
             (point,) = self.points(prop, args, 1)
             self.set_pending(prop, RING_OFFSET + point, None)
@@ -521,6 +522,11 @@ def write_sgf(record: GameRecord) -> str:
     Raises :class:`RecordError` when the record's game is not legal or cannot
     be written in that style (a variant other than standard or blitz, a
     resignation by the side not to act).
+
+    >>> from yinsh_env import GameRecord, read_sgf, write_sgf
+    >>> record = GameRecord(white="alice", black="bob", actions=["E5", "F6"])
+    >>> read_sgf(write_sgf(record)) == record
+    True
     """
     variant = {3: "Yinsh", 1: "Yinsh-blitz"}.get(record.rings_to_win)
     if variant is None:

@@ -13,6 +13,14 @@
 The encodings (actions, observation planes, masks) are the scalar engine's
 and environment's; the differential tests hold the two to the same games ply
 by ply.
+
+>>> import numpy as np
+>>> from yinsh_env import State, str_to_action
+>>> from yinsh_env.vector import apply, from_states, to_state
+>>> batch = from_states([State(), State().apply_all(["E5"])])
+>>> apply(batch, np.array([0, 1]), np.array([str_to_action("E5"), str_to_action("F6")]))
+>>> [to_state(batch, game).to_text() for game in (0, 1)]
+['4/7/8/9/4R5/9/10/9/8/7/4 b place - 0-0 51 0 3', '4/7/8/9/4R5/4r4/10/9/8/7/4 w place - 0-0 51 0 3']
 """
 
 from __future__ import annotations

@@ -79,6 +79,18 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         dense_reward: the weight of potential-based shaping from rings
             removed (:mod:`.shaping`); 0, the default, is off.
         gamma: the discount the shaping is consistent with.
+
+    >>> from yinsh_env.vector import YinshVectorEnv
+    >>> envs = YinshVectorEnv(num_envs=4, opponent=None)
+    >>> obs, info = envs.reset(seed=0)
+    >>> obs["observation"].shape, obs["action_mask"].shape
+    ((4, 11, 11, 17), (4, 2142))
+    >>> envs.learner_seats.tolist()  # "alternate": half the games start as Black
+    [0, 1, 0, 1]
+    >>> actions = envs.action_masks().argmax(axis=1)  # each game's first legal action
+    >>> obs, reward, terminated, truncated, info = envs.step(actions)
+    >>> reward.tolist(), terminated.tolist()
+    ([0.0, 0.0, 0.0, 0.0], [False, False, False, False])
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)

@@ -16,7 +16,7 @@ import pytest
 from agents import Agent, AgentFailure, AgentSpecError, make_agent
 from agents.evaluation.arena import MatchSettings, run_arena
 from agents.protocol.external_engine import ExternalAgent
-from yinsh_env import MOVE, State, action_to_str
+from yinsh_env import Phase, State, action_to_str
 from yinsh_env.records.formats import load_record
 
 ENGINE = (
@@ -181,7 +181,7 @@ def test_sync_by_history_placement_or_position(tmp_path: Path) -> None:
         assert engine.act(placed) in placed.legal_actions()
         # a history-less position with markers: sent with 'position', then followed
         setup = State.from_text(text)
-        assert setup.phase == MOVE
+        assert setup.phase == Phase.MOVE
         side = setup.to_act
         answer = engine.act(setup)
         setup.apply(answer)

@@ -25,7 +25,7 @@ from agents.protocol.line_protocol import (
     EngineSession,
     serve,
 )
-from yinsh_env import ROW, State, action_to_str, str_to_action
+from yinsh_env import Phase, State, action_to_str, str_to_action
 from yinsh_env.engine.actions import RING_OFFSET, ROW_OFFSET
 
 #: The engine program: the console script when installed, else the module.
@@ -266,7 +266,7 @@ def first_row_position(seed: int) -> State:
         state = State()
         while not state.is_terminal:
             state.apply(rng.choice(state.legal_actions()))
-            if state.phase == ROW:
+            if state.phase == Phase.ROW:
                 assert all(a >= ROW_OFFSET for a in state.legal_actions())
                 return state
 

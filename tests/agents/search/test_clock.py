@@ -16,7 +16,7 @@ from agents import AgentSpecError, make_agent
 from agents.network.agent import NetAgent
 from agents.protocol.line_protocol import EngineSession
 from agents.search.budget import MAX_PLANNED, SimulationRate
-from yinsh_env import MOVE, State
+from yinsh_env import Phase, State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -38,7 +38,7 @@ class FakeClock:
 def ring_move_position(seed: int = 5) -> State:
     for offset in range(50):
         state = random_game(seed + offset, stop=30)
-        if state.phase == MOVE and len(state.legal_actions()) > 4:
+        if state.phase == Phase.MOVE and len(state.legal_actions()) > 4:
             return state
     raise AssertionError("no ring-move position")
 

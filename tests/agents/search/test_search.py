@@ -25,7 +25,7 @@ from agents.search import (
 from agents.search.rules import RootPlan, uct_scores
 from agents.search.tree import backup_proofs
 from train.config import SearchConfig
-from yinsh_env import BLACK, WHITE, State, str_to_action
+from yinsh_env import Player, State, str_to_action
 
 #: White wins in three consecutive decisions: C7-D7, xC3-C7, then a ring.
 FORCED_WIN = "4/1m3rr/2MMMMRr/4m2r1/5mr3/3M5/2R2m4/6R2/8/7/4 w move - 2-0 42 0 3"
@@ -41,7 +41,7 @@ def node(player: int, n: int, prior: Sequence[float] | None = None, value: float
 def white_favoured(leaves: Sequence[Leaf]) -> tuple[list[np.ndarray], np.ndarray]:
     """Uniform priors; every position is worth +0.5 to White (-0.5 to Black)."""
     logits = [np.zeros(len(leaf.actions)) for leaf in leaves]
-    return logits, np.array([0.5 if leaf.player == WHITE else -0.5 for leaf in leaves])
+    return logits, np.array([0.5 if leaf.player == Player.WHITE else -0.5 for leaf in leaves])
 
 
 def rollout_search(text: str, sims: int, seed: int = 0) -> Search:
@@ -61,39 +61,39 @@ def rollout_search(text: str, sims: int, seed: int = 0) -> Search:
 def test_solver_proves_the_forced_win_and_stops() -> None:
     search = rollout_search(FORCED_WIN, 5000)
     root = search.root
-    assert root is not None and root.proven == WHITE
+    assert root is not None and root.proven == Player.WHITE
     assert search.done_simulations < 5000  # stopped once proven
     assert search.best_action() == str_to_action("C7-D7")
     analysis = search.analysis()
-    assert analysis.proven == WHITE and analysis.pv[0] == str_to_action("C7-D7")
+    assert analysis.proven == Player.WHITE and analysis.pv[0] == str_to_action("C7-D7")
     state = State.from_text(FORCED_WIN)
     for action in analysis.pv[:3]:
         state.apply(action)
-    assert state.winner == WHITE  # the principal variation is the win
+    assert state.winner == Player.WHITE  # the principal variation is the win
 
 
 def test_proofs_climb_by_player_not_by_ply() -> None:
     # White to act at a and b (two White decisions in a row), Black at c.
-    a, b, c = node(WHITE, 2), node(WHITE, 2), node(BLACK, 1)
-    won = Node(WHITE, np.zeros(0, dtype=np.int64), np.zeros(0), 1.0, proven=WHITE)
+    a, b, c = node(Player.WHITE, 2), node(Player.WHITE, 2), node(Player.BLACK, 1)
+    won = Node(Player.WHITE, np.zeros(0, dtype=np.int64), np.zeros(0), 1.0, proven=Player.WHITE)
     a.children[0], b.children[1] = b, won
     backup_proofs([(a, 0), (b, 1)])
-    assert b.proven == WHITE and a.proven == WHITE  # one winning child is enough
-    lost = Node(BLACK, np.zeros(0, dtype=np.int64), np.zeros(0), 1.0, proven=BLACK)
-    c2 = node(WHITE, 2)
+    assert b.proven == Player.WHITE and a.proven == Player.WHITE  # one winning child is enough
+    lost = Node(Player.BLACK, np.zeros(0, dtype=np.int64), np.zeros(0), 1.0, proven=Player.BLACK)
+    c2 = node(Player.WHITE, 2)
     c2.children[0] = lost
     backup_proofs([(c2, 0)])
     assert c2.proven == UNPROVEN  # one losing child proves nothing while another is open
     c2.children[1] = lost
     backup_proofs([(c2, 1)])
-    assert c2.proven == BLACK  # every child lost
+    assert c2.proven == Player.BLACK  # every child lost
     c.children[0] = c2
     backup_proofs([(c, 0)])
-    assert c.proven == BLACK
+    assert c.proven == Player.BLACK
 
 
 def test_uct_expands_in_order_then_maximises_ucb_and_skips_proven_losses() -> None:
-    n = node(WHITE, 3)
+    n = node(Player.WHITE, 3)
     rules = UCT(c=2.0)
     assert rules.select(n, 0.0) == 0
     n.visits[:] = [1.0, 1.0, 0.0]
@@ -103,13 +103,13 @@ def test_uct_expands_in_order_then_maximises_ucb_and_skips_proven_losses() -> No
     scores = uct_scores(n, 2.0, 8.0)
     expected = n.value_sum / n.visits + 2.0 * np.sqrt(np.log(8.0) / n.visits)
     assert np.allclose(scores, expected) and rules.select(n, 8.0) == 1
-    n.child_proven = np.array([UNPROVEN, BLACK, UNPROVEN], dtype=np.int8)
+    n.child_proven = np.array([UNPROVEN, Player.BLACK, UNPROVEN], dtype=np.int8)
     assert rules.select(n, 8.0) == 0  # edge 1 is proven lost for White
 
 
 def test_puct_follows_prior_then_value() -> None:
     rules = PUCT(c_puct=1.5, fpu_reduction=0.2)
-    n = node(WHITE, 3, prior=[0.2, 0.7, 0.1])
+    n = node(Player.WHITE, 3, prior=[0.2, 0.7, 0.1])
     assert rules.select(n, 0.0) == 1  # nothing visited: the prior decides
     n.visits[:] = [1.0, 10.0, 0.0]
     n.value_sum[:] = [0.9, -5.0, 0.0]
@@ -120,7 +120,7 @@ def test_puct_follows_prior_then_value() -> None:
 
 def test_puct_forced_playouts_visit_noised_moves_and_the_target_prunes_them() -> None:
     forcing = PUCT(c_puct=1.5, fpu_reduction=0.2, forced_playouts=2.0)
-    root = node(WHITE, 3, prior=[0.8, 0.15, 0.05])
+    root = node(Player.WHITE, 3, prior=[0.8, 0.15, 0.05])
     root.visits[:] = [30.0, 2.0, 0.0]
     root.value_sum[:] = [15.0, -1.8, 0.0]  # edge 1 looked bad
     noised, quiet = RootPlan(root.prior, noise=True), RootPlan(root.prior)
@@ -143,7 +143,7 @@ def test_puct_forced_playouts_visit_noised_moves_and_the_target_prunes_them() ->
 
 def test_gumbel_root_halves_and_interior_follows_the_improved_policy() -> None:
     rules = Gumbel(considered=4)
-    root = node(WHITE, 6, prior=[0.3, 0.25, 0.2, 0.15, 0.05, 0.05])
+    root = node(Player.WHITE, 6, prior=[0.3, 0.25, 0.2, 0.15, 0.05, 0.05])
     plan = rules.plan_root(root, np.random.default_rng(0), noise=False, simulations=8)
     assert plan.schedule == (0, 0, 0, 0, 1, 1, 2, 2)
     chosen = []
@@ -155,7 +155,7 @@ def test_gumbel_root_halves_and_interior_follows_the_improved_policy() -> None:
     root.value_sum[:4] = [-1.0, 1.0, -1.0, 0.5]
     later = rules.select_root(root, plan, 4)
     assert later == 1  # the best Q of the considered
-    inner = node(BLACK, 3, prior=[0.5, 0.3, 0.2])
+    inner = node(Player.BLACK, 3, prior=[0.5, 0.3, 0.2])
     inner.visits[:] = [3.0, 0.0, 0.0]
     inner.value_sum[:] = [-3.0, 0.0, 0.0]
     # The first edge loses for Black: the improved policy moves away from it.
@@ -177,9 +177,9 @@ def test_every_rule_backs_up_per_player_through_multi_decision_turns(rules: obje
             if child is None:
                 continue
             q = parent.value_sum[i] / parent.visits[i]
-            assert q >= 0.5 - 1e-9 if parent.player == WHITE else q <= -0.5 + 1e-9
+            assert q >= 0.5 - 1e-9 if parent.player == Player.WHITE else q <= -0.5 + 1e-9
             same_player += parent.player == child.player and not child.terminal
-            handover += parent.player == WHITE and child.player == BLACK
+            handover += parent.player == Player.WHITE and child.player == Player.BLACK
             stack.append(child)
     assert same_player and handover
 
@@ -188,7 +188,7 @@ def test_agents_analyse_through_one_hook() -> None:
     state = State.from_text(OPPONENT_ROW)
     mcts = MCTSAgent(seed=0, sims=120)
     analysis = mcts.analyse(state)
-    assert analysis.player == WHITE and analysis.simulations == 120
+    assert analysis.player == Player.WHITE and analysis.simulations == 120
     assert [line.action for line in analysis.lines] == state.legal_actions()
     assert sum(line.visits for line in analysis.lines) == 120
     assert analysis.value is not None and -1.0 <= analysis.value <= 1.0

@@ -15,7 +15,7 @@ from agents.network.search_rules import search_rules
 from agents.search import Leaf, Search, network_leaf, run_searches
 from agents.search.cache import EvaluationCache
 from train.config import SearchConfig
-from yinsh_env import MOVE, State
+from yinsh_env import Phase, State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -42,7 +42,7 @@ def positions(count: int) -> list[State]:
     found: list[State] = []
     for seed in range(200):
         state = random_game(seed, stop=25)
-        if state.phase == MOVE and len(state.legal_actions()) > 4:
+        if state.phase == Phase.MOVE and len(state.legal_actions()) > 4:
             found.append(state)
             if len(found) == count:
                 return found

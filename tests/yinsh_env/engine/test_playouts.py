@@ -21,18 +21,13 @@ import pytest
 
 from yinsh_env import (
     ACTION_SYMMETRIES,
-    BLACK,
-    MOVE,
     MOVE_OFFSET,
-    OVER,
     PASS_ACTION,
-    PLACE,
-    RING,
     RING_OFFSET,
-    ROW,
     ROW_OFFSET,
     SYMMETRIES,
-    WHITE,
+    Phase,
+    Player,
     State,
     action_kind,
     str_to_action,
@@ -157,9 +152,9 @@ def uniform(state: State, rng: random.Random) -> int:
 def jumpy(state: State, rng: random.Random) -> int:
     """Half the time, the move that jumps the most markers."""
     legal = state.legal_actions()
-    if state.phase != MOVE or rng.random() < 0.5:
+    if state.phase != Phase.MOVE or rng.random() < 0.5:
         return rng.choice(legal)
-    occupied = state.markers[WHITE] | state.markers[BLACK]
+    occupied = state.markers[Player.WHITE] | state.markers[Player.BLACK]
 
     def jumped(action: int) -> int:
         if action >= ROW_OFFSET:
@@ -175,29 +170,29 @@ def jumpy(state: State, rng: random.Random) -> int:
 
 def check_invariants(state: State, rings: tuple[int, int] = (5, 5)) -> None:
     """The engine's invariants; ``rings``: each side's rings on the board plus removed."""
-    markers = state.markers[WHITE] | state.markers[BLACK]
-    assert not state.markers[WHITE] & state.markers[BLACK]
-    assert not markers & (state.rings[WHITE] | state.rings[BLACK])
-    assert not state.rings[WHITE] & state.rings[BLACK]
+    markers = state.markers[Player.WHITE] | state.markers[Player.BLACK]
+    assert not state.markers[Player.WHITE] & state.markers[Player.BLACK]
+    assert not markers & (state.rings[Player.WHITE] | state.rings[Player.BLACK])
+    assert not state.rings[Player.WHITE] & state.rings[Player.BLACK]
     assert markers.bit_count() + state.pool == TOTAL_MARKERS
-    if state.phase != PLACE:
-        for player in (WHITE, BLACK):
+    if state.phase != Phase.PLACE:
+        for player in (Player.WHITE, Player.BLACK):
             assert state.rings[player].bit_count() + state.removed[player] == rings[player]
     legal = state.legal_actions()
     assert state.legal_mask().nonzero()[0].tolist() == legal
-    if state.phase in (PLACE, MOVE):
-        assert state.rows_of(WHITE) == [] and state.rows_of(BLACK) == []
+    if state.phase in (Phase.PLACE, Phase.MOVE):
+        assert state.rows_of(Player.WHITE) == [] and state.rows_of(Player.BLACK) == []
         assert state.mover == -1
     board = board_of(state)
-    if state.phase == MOVE:
+    if state.phase == Phase.MOVE:
         assert legal == (reference_moves(state, board) or [PASS_ACTION])
-    elif state.phase == ROW:
+    elif state.phase == Phase.ROW:
         assert legal == reference_rows(board, state.to_act) != []
-    elif state.phase == RING:
+    elif state.phase == Phase.RING:
         assert legal == [RING_OFFSET + p for p in state.ring_points(state.to_act)]
-    elif state.phase == OVER:
+    elif state.phase == Phase.OVER:
         assert legal == []
-    for player in (WHITE, BLACK):
+    for player in (Player.WHITE, Player.BLACK):
         assert state.rows_of(player) == reference_rows(board, player)
 
 
@@ -229,8 +224,8 @@ def play(
     state = State(rings_to_win=rings_to_win) if start is None else start.copy()
     rings = (RINGS_PER_PLAYER, RINGS_PER_PLAYER)
     if start is not None:
-        rings = (start.rings[WHITE].bit_count() + start.removed[WHITE],
-                 start.rings[BLACK].bit_count() + start.removed[BLACK])  # fmt: skip
+        rings = (start.rings[Player.WHITE].bit_count() + start.removed[Player.WHITE],
+                 start.rings[Player.BLACK].bit_count() + start.removed[Player.BLACK])  # fmt: skip
     while not state.is_terminal:
         assert state.ply < MAX_PLIES, f"seed {seed}: no end after {state.ply} plies"
         check_invariants(state, rings)
@@ -254,7 +249,7 @@ def count_events(before: State, after: State, action: int, stats: Counter[str]) 
     stats[kind] += 1
     if kind == "pass" and before.ply > 0:
         stats["pass after moves"] += 1
-    if kind == "move" and after.phase == ROW:
+    if kind == "move" and after.phase == Phase.ROW:
         stats[
             "move made rows for " + ("mover" if after.to_act == before.to_act else "opponent")
         ] += 1
@@ -262,10 +257,10 @@ def count_events(before: State, after: State, action: int, stats: Counter[str]) 
             stats["move made rows for both"] += 1
         if len(after.rows_of(after.to_act)) > 1:
             stats["a choice of rows"] += 1
-    if kind == "ring" and after.phase == ROW and after.to_act == before.to_act:
+    if kind == "ring" and after.phase == Phase.ROW and after.to_act == before.to_act:
         stats["second row in one turn"] += 1
     if kind == "move" and after.pool == 0:
-        stats["last marker with a row" if after.phase == ROW else "last marker, no row"] += 1
+        stats["last marker with a row" if after.phase == Phase.ROW else "last marker, no row"] += 1
 
 
 def check_end(state: State) -> None:
@@ -280,8 +275,12 @@ def check_end(state: State) -> None:
     white, black = state.returns()
     assert white == -black
     expected = None
-    if state.removed[WHITE] != state.removed[BLACK]:
-        expected = WHITE if state.removed[WHITE] > state.removed[BLACK] else BLACK
+    if state.removed[Player.WHITE] != state.removed[Player.BLACK]:
+        expected = (
+            Player.WHITE
+            if state.removed[Player.WHITE] > state.removed[Player.BLACK]
+            else Player.BLACK
+        )
     assert state.winner == expected
 
 
@@ -365,6 +364,6 @@ def test_reference_helpers_agree_with_a_hand_made_position() -> None:
     moves = reference_moves(state, board_of(state))
     names = {state.legal_action_names()[state.legal_actions().index(a)] for a in moves}
     assert {n for n in names if n[3] == "E"} == {"E2-E1", "E2-E3", "E2-E6"}
-    assert reference_rows(board_of(state), WHITE) == []
+    assert reference_rows(board_of(state), Player.WHITE) == []
     with_row = State.from_text("4/7/8/9/MMMMM5/9/10/9/8/7/R2r w row w 0-0 46 0 3")
-    assert reference_rows(board_of(with_row), WHITE) == [str_to_action("xE1-E5")]
+    assert reference_rows(board_of(with_row), Player.WHITE) == [str_to_action("xE1-E5")]

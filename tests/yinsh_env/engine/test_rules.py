@@ -13,16 +13,11 @@ import pytest
 from helpers import board_field
 
 from yinsh_env import (
-    BLACK,
-    MOVE,
     N_ACTIONS,
-    OVER,
     PASS_ACTION,
-    PLACE,
-    RING,
-    ROW,
-    WHITE,
     IllegalActionError,
+    Phase,
+    Player,
     State,
     str_to_action,
 )
@@ -154,7 +149,7 @@ def test_origin_marker_is_placed_in_the_movers_colour_and_taken_from_the_pool() 
     state.push("E2-E4")
     assert pieces(state, "E2 E4") == "MR"
     assert state.pool == 50
-    assert (state.to_act, state.phase) == (BLACK, MOVE)
+    assert (state.to_act, state.phase) == (Player.BLACK, Phase.MOVE)
     state.push("K10-K8")
     assert pieces(state, "K10 K8") == "mr"
     assert state.pool == 49
@@ -201,24 +196,24 @@ def test_row_of_five_in_each_direction_costs_one_own_ring(
     state = position(R="E5 J11", r="K10 A2", M=markers)
     state.push(move)
     ring_at = move.split("-")[1]
-    assert (state.phase, state.to_act, state.mover) == (ROW, WHITE, WHITE)
+    assert (state.phase, state.to_act, state.mover) == (Phase.ROW, Player.WHITE, Player.WHITE)
     assert state.legal_action_names() == [row]
     state.push(row)
     assert pieces(state, " ".join([*markers.split(), "E5"])) == "....."
     assert state.pool == 51 - 5 + 5
-    assert (state.phase, state.to_act) == (RING, WHITE)
+    assert (state.phase, state.to_act) == (Phase.RING, Player.WHITE)
     assert set(state.legal_action_names()) == ring_removals(f"{ring_at} J11")
     state.push(f"x{ring_at}")
     assert state.removed == [1, 0]
-    assert (state.phase, state.to_act, state.mover) == (MOVE, BLACK, -1)
-    assert state.ring_points(WHITE) == [NAME_TO_POINT["J11"]]
+    assert (state.phase, state.to_act, state.mover) == (Phase.MOVE, Player.BLACK, -1)
+    assert state.ring_points(Player.WHITE) == [NAME_TO_POINT["J11"]]
 
 
 def test_a_ring_breaks_a_line_of_markers() -> None:
     state = position(R="E2", r="E5 K10", M="E3 E4 E6 E7")
     state.push("E2-D2")
-    assert state.rows_of(WHITE) == []
-    assert (state.phase, state.to_act) == (MOVE, BLACK)
+    assert state.rows_of(Player.WHITE) == []
+    assert (state.phase, state.to_act) == (Phase.MOVE, Player.BLACK)
 
 
 @pytest.mark.parametrize(("choice", "left"), [("xE2-E6", "E7"), ("xE3-E7", "E2")])
@@ -229,7 +224,7 @@ def test_row_of_six_owner_picks_which_five_and_the_sixth_stays(choice: str, left
     state.push(choice)
     remaining = [p for p in [f"E{n}" for n in range(2, 8)] if pieces(state, p) == "M"]
     assert remaining == [left]
-    assert state.phase == RING
+    assert state.phase == Phase.RING
 
 
 @pytest.mark.parametrize(
@@ -243,8 +238,8 @@ def test_row_of_seven_owner_picks_which_five_and_the_rest_stay(choice: str, left
     remaining = [p for p in [f"E{n}" for n in range(1, 8)] if pieces(state, p) == "M"]
     assert remaining == left.split()
     state.push("xJ11")
-    assert state.rows_of(WHITE) == []
-    assert (state.phase, state.to_act) == (MOVE, BLACK)
+    assert state.rows_of(Player.WHITE) == []
+    assert (state.phase, state.to_act) == (Phase.MOVE, Player.BLACK)
 
 
 def _two_disjoint_rows(removed: str = "0-0") -> State:
@@ -265,15 +260,15 @@ def test_two_disjoint_rows_both_resolved_owner_chooses_order_one_ring_each(first
     assert state.legal_action_names() == ["xC6-G6", "xC7-G7"]
     state.push(first)
     state.push("xA2")
-    assert state.phase == ROW and state.to_act == WHITE
+    assert state.phase == Phase.ROW and state.to_act == Player.WHITE
     assert state.legal_action_names() == sorted({"xC6-G6", "xC7-G7"} - {first})
     state.apply(state.legal_actions()[0])
-    assert state.phase == RING
+    assert state.phase == Phase.RING
     assert set(state.legal_action_names()) == ring_removals("E8 B1")
     state.push("xB1")
     assert state.removed == [2, 0]
-    assert (state.phase, state.to_act) == (MOVE, BLACK)
-    assert state.marker_points(WHITE) == [NAME_TO_POINT[p] for p in ("E5",)]
+    assert (state.phase, state.to_act) == (Phase.MOVE, Player.BLACK)
+    assert state.marker_points(Player.WHITE) == [NAME_TO_POINT[p] for p in ("E5",)]
 
 
 @pytest.mark.parametrize(("first", "gone"), [("xE3-E7", "xC5-G5"), ("xC5-G5", "xE3-E7")])
@@ -284,11 +279,11 @@ def test_two_rows_sharing_a_marker_only_one_can_be_removed_board_is_rescanned(
     state.push("E5-F6")
     assert state.legal_action_names() == sorted([first, gone])
     state.push(first)
-    assert state.phase == RING
+    assert state.phase == Phase.RING
     state.push("xA2")
-    assert state.rows_of(WHITE) == []
-    assert (state.phase, state.to_act, state.removed) == (MOVE, BLACK, [1, 0])
-    assert len(state.marker_points(WHITE)) == 4  # the other row's four markers stay
+    assert state.rows_of(Player.WHITE) == []
+    assert (state.phase, state.to_act, state.removed) == (Phase.MOVE, Player.BLACK, [1, 0])
+    assert len(state.marker_points(Player.WHITE)) == 4  # the other row's four markers stay
 
 
 def _row_for_black_only(removed: str = "0-0", pool: int | None = None) -> State:
@@ -299,14 +294,14 @@ def _row_for_black_only(removed: str = "0-0", pool: int | None = None) -> State:
 def test_row_made_for_the_opponent_only_opponent_resolves_then_moves() -> None:
     state = _row_for_black_only()
     state.push("E2-E4")
-    assert (state.phase, state.to_act, state.mover) == (ROW, BLACK, WHITE)
+    assert (state.phase, state.to_act, state.mover) == (Phase.ROW, Player.BLACK, Player.WHITE)
     assert state.legal_action_names() == ["xC3-G3"]
     state.push("xC3-G3")
-    assert (state.phase, state.to_act) == (RING, BLACK)
+    assert (state.phase, state.to_act) == (Phase.RING, Player.BLACK)
     assert set(state.legal_action_names()) == ring_removals("K10 A5 B7")
     state.push("xA5")
     assert state.removed == [0, 1]
-    assert (state.phase, state.to_act, state.mover) == (MOVE, BLACK, -1)
+    assert (state.phase, state.to_act, state.mover) == (Phase.MOVE, Player.BLACK, -1)
     assert pieces(state, "E2") == "M"
 
 
@@ -325,18 +320,18 @@ def _rows_for_both(removed: str = "0-0", rings_to_win: int = 3) -> State:
 def test_rows_for_both_mover_resolves_first_then_opponent_then_opponent_moves() -> None:
     state = _rows_for_both()
     state.push("E5-E7")
-    assert (state.phase, state.to_act, state.mover) == (ROW, WHITE, WHITE)
+    assert (state.phase, state.to_act, state.mover) == (Phase.ROW, Player.WHITE, Player.WHITE)
     assert state.legal_action_names() == ["xE1-E5"]
     state.push("xE1-E5")
     assert set(state.legal_action_names()) == ring_removals("E7 J11 K10")
     state.push("xJ11")
-    assert (state.phase, state.to_act, state.mover) == (ROW, BLACK, WHITE)
+    assert (state.phase, state.to_act, state.mover) == (Phase.ROW, Player.BLACK, Player.WHITE)
     assert state.legal_action_names() == ["xC6-G6"]
     state.push("xC6-G6")
     assert set(state.legal_action_names()) == ring_removals("A2 B7 A5")
     state.push("xB7")
     assert state.removed == [1, 1]
-    assert (state.phase, state.to_act, state.mover) == (MOVE, BLACK, -1)
+    assert (state.phase, state.to_act, state.mover) == (Phase.MOVE, Player.BLACK, -1)
 
 
 def test_in_the_ring_phase_only_own_rings_may_be_removed() -> None:
@@ -347,23 +342,23 @@ def test_in_the_ring_phase_only_own_rings_may_be_removed() -> None:
             state.push(other)
     state.push("xK10")
     assert state.removed == [1, 0]
-    assert state.to_act == BLACK
+    assert state.to_act == Player.BLACK
 
 
 def test_movers_third_ring_wins_first_even_if_the_opponent_would_reach_three() -> None:
     state = _rows_for_both(removed="2-2")
     state.apply_all(["E5-E7", "xE1-E5", "xK10"])
-    assert state.phase == OVER
-    assert (state.winner, state.result, state.end_reason) == (WHITE, "W", "rings")
+    assert state.phase == Phase.OVER
+    assert (state.winner, state.result, state.end_reason) == (Player.WHITE, "W", "rings")
     assert state.removed == [3, 2]
-    assert state.rows_of(BLACK) == [str_to_action("xC6-G6")]  # never resolved
+    assert state.rows_of(Player.BLACK) == [str_to_action("xC6-G6")]  # never resolved
     assert state.legal_actions() == []
 
 
 def test_opponent_wins_at_once_when_resolving_the_movers_move() -> None:
     state = _row_for_black_only(removed="0-2")
     state.apply_all(["E2-E4", "xC3-G3", "xK10"])
-    assert (state.phase, state.winner, state.end_reason) == (OVER, BLACK, "rings")
+    assert (state.phase, state.winner, state.end_reason) == (Phase.OVER, Player.BLACK, "rings")
     assert state.returns() == (-1.0, 1.0)
 
 
@@ -380,19 +375,19 @@ def test_several_rings_removed_in_one_turn_third_ring_wins_at_once() -> None:
     state.apply_all(["xC7-G7", "xA2"])
     assert state.legal_action_names() == ["xC6-G6", "xC8-G8"]
     state.apply_all(["xC6-G6", "xB1"])
-    assert (state.phase, state.to_act, state.removed) == (ROW, WHITE, [2, 0])
+    assert (state.phase, state.to_act, state.removed) == (Phase.ROW, Player.WHITE, [2, 0])
     state.apply_all(["xC8-G8", "xA5"])
-    assert (state.phase, state.winner, state.end_reason) == (OVER, WHITE, "rings")
+    assert (state.phase, state.winner, state.end_reason) == (Phase.OVER, Player.WHITE, "rings")
     assert state.removed == [3, 0]
-    assert state.ring_points(WHITE) == [NAME_TO_POINT["E9"]]
+    assert state.ring_points(Player.WHITE) == [NAME_TO_POINT["E9"]]
 
 
 def test_third_ring_wins_immediately() -> None:
     state = position(R="E5 J11", r="K10", M="E3 E4 E6 E7", removed="2-1")
     state.apply_all(["E5-F5", "xE3-E7"])
-    assert state.phase == RING
+    assert state.phase == Phase.RING
     state.push("xJ11")
-    assert (state.phase, state.result, state.end_reason) == (OVER, "W", "rings")
+    assert (state.phase, state.result, state.end_reason) == (Phase.OVER, "W", "rings")
     assert state.returns() == (1.0, -1.0)
     assert state.legal_actions() == []
 
@@ -403,18 +398,18 @@ def test_third_ring_wins_immediately() -> None:
 def test_last_marker_taken_with_a_row_game_goes_on_as_markers_return() -> None:
     state = position(R="E5 J11", r="K10", M="E3 E4 E6 E7", pool=1)
     state.push("E5-F5")
-    assert (state.pool, state.phase) == (0, ROW)
+    assert (state.pool, state.phase) == (0, Phase.ROW)
     state.apply_all(["xE3-E7", "xJ11"])
     assert state.pool == 5
-    assert (state.phase, state.to_act, state.is_terminal) == (MOVE, BLACK, False)
+    assert (state.phase, state.to_act, state.is_terminal) == (Phase.MOVE, Player.BLACK, False)
 
 
 def test_last_marker_taken_with_a_row_for_the_opponent_game_goes_on() -> None:
     state = _row_for_black_only(pool=1)
     state.push("E2-E4")
-    assert (state.pool, state.phase, state.to_act) == (0, ROW, BLACK)
+    assert (state.pool, state.phase, state.to_act) == (0, Phase.ROW, Player.BLACK)
     state.apply_all(["xC3-G3", "xK10"])
-    assert (state.pool, state.phase, state.to_act) == (5, MOVE, BLACK)
+    assert (state.pool, state.phase, state.to_act) == (5, Phase.MOVE, Player.BLACK)
 
 
 @pytest.mark.parametrize(
@@ -427,9 +422,9 @@ def test_last_marker_taken_without_a_row_ends_the_game_more_rings_wins(
     state = position(R="E5", r="K10", M="C3 C4", m="D3", removed=removed, pool=1)
     state.push("E5-E7")
     assert state.pool == 0
-    assert (state.phase, state.result, state.end_reason) == (OVER, result, "pool")
+    assert (state.phase, state.result, state.end_reason) == (Phase.OVER, result, "pool")
     assert state.returns() == returns
-    assert state.winner == {"W": WHITE, "B": BLACK, "draw": None}[result]
+    assert state.winner == {"W": Player.WHITE, "B": Player.BLACK, "draw": None}[result]
     assert state.legal_actions() == []
 
 
@@ -463,7 +458,12 @@ def test_pass_is_the_only_legal_action_when_no_ring_can_move() -> None:
     text = state.to_text()
     state.push("pass")
     assert state.to_text() == text.replace(" w move - 0-0 17 0 ", " b move - 0-0 17 1 ")
-    assert (state.to_act, state.phase, state.passes, state.pool) == (BLACK, MOVE, 1, 17)
+    assert (state.to_act, state.phase, state.passes, state.pool) == (
+        Player.BLACK,
+        Phase.MOVE,
+        1,
+        17,
+    )
 
 
 def test_pass_is_not_allowed_when_a_move_exists() -> None:
@@ -478,9 +478,9 @@ def test_pass_is_not_allowed_when_a_move_exists() -> None:
 def test_pass_followed_by_a_move_resets_the_pass_count() -> None:
     state = _blocked("K10")
     state.apply_all(["pass", "K10-K9"])
-    assert (state.passes, state.to_act, state.phase) == (0, WHITE, MOVE)
+    assert (state.passes, state.to_act, state.phase) == (0, Player.WHITE, Phase.MOVE)
     state.push("pass")
-    assert (state.passes, state.phase, state.to_act) == (1, MOVE, BLACK)
+    assert (state.passes, state.phase, state.to_act) == (1, Phase.MOVE, Player.BLACK)
     assert not state.is_terminal
 
 
@@ -492,7 +492,7 @@ def test_two_passes_in_succession_end_the_game_scored_as_for_an_empty_pool(
     state.push("pass")
     assert not state.is_terminal
     state.push("pass")
-    assert (state.phase, state.result, state.end_reason) == (OVER, result, "passes")
+    assert (state.phase, state.result, state.end_reason) == (Phase.OVER, result, "passes")
     assert state.legal_actions() == []
 
 
@@ -502,11 +502,11 @@ def test_two_passes_in_succession_end_the_game_scored_as_for_an_empty_pool(
 def test_blitz_first_row_and_its_ring_win() -> None:
     state = position(R="E5 J11", r="K10", M="E3 E4 E6 E7", rings_to_win=1)
     state.apply_all(["E5-F5", "xE3-E7"])
-    assert state.phase == RING
+    assert state.phase == Phase.RING
     state.push("xJ11")
     assert (state.phase, state.winner, state.end_reason, state.removed) == (
-        OVER,
-        WHITE,
+        Phase.OVER,
+        Player.WHITE,
         "rings",
         [1, 0],
     )
@@ -515,7 +515,7 @@ def test_blitz_first_row_and_its_ring_win() -> None:
 def test_blitz_rows_for_both_mover_wins_first() -> None:
     state = _rows_for_both(rings_to_win=1)
     state.apply_all(["E5-E7", "xE1-E5", "xK10"])
-    assert (state.phase, state.winner) == (OVER, WHITE)
+    assert (state.phase, state.winner) == (Phase.OVER, Player.WHITE)
 
 
 def test_blitz_is_a_game_parameter() -> None:
@@ -531,18 +531,22 @@ def test_blitz_is_a_game_parameter() -> None:
 
 def test_placement_white_first_alternate_black_places_tenth_white_moves_first() -> None:
     state = State()
-    assert (state.phase, state.to_act) == (PLACE, WHITE)
+    assert (state.phase, state.to_act) == (Phase.PLACE, Player.WHITE)
     assert len(state.legal_actions()) == 85
     points = ["E5", "F6", "A2", "K10", "B1", "J11", "E1", "G11", "A5", "K7"]
     for i, point in enumerate(points):
-        assert (state.phase, state.to_act) == (PLACE, i % 2)
+        assert (state.phase, state.to_act) == (Phase.PLACE, i % 2)
         assert len(state.legal_actions()) == 85 - i
         state.push(point)
         assert state.piece_at(NAME_TO_POINT[point]) == "Rr"[i % 2]
-    assert (state.phase, state.to_act, state.mover) == (MOVE, WHITE, -1)
-    assert state.ring_points(WHITE) == sorted(NAME_TO_POINT[p] for p in points[0::2])
-    assert state.ring_points(BLACK) == sorted(NAME_TO_POINT[p] for p in points[1::2])
-    assert (state.pool, state.marker_points(WHITE), state.marker_points(BLACK)) == (51, [], [])
+    assert (state.phase, state.to_act, state.mover) == (Phase.MOVE, Player.WHITE, -1)
+    assert state.ring_points(Player.WHITE) == sorted(NAME_TO_POINT[p] for p in points[0::2])
+    assert state.ring_points(Player.BLACK) == sorted(NAME_TO_POINT[p] for p in points[1::2])
+    assert (state.pool, state.marker_points(Player.WHITE), state.marker_points(Player.BLACK)) == (
+        51,
+        [],
+        [],
+    )
     assert all(name.count("-") == 1 for name in state.legal_action_names())
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_rules import BLOCKED_BLACK_MARKERS, BLOCKED_WHITE_MARKERS, pieces, position
 
-from yinsh_env import BLACK, MOVE, OVER, PASS_ACTION, RING, ROW, WHITE, State
+from yinsh_env import PASS_ACTION, Phase, Player, State
 
 
 def _drop(points: str, remove: str) -> str:
@@ -34,13 +34,18 @@ def test_double_pass_after_a_ring_move_and_its_row_ends_the_game() -> None:
     )
     assert PASS_ACTION not in state.legal_actions()
     state.apply_all(["I8-J8", "xI4-I8", "xJ8"])
-    assert (state.phase, state.to_act, state.removed, state.passes) == (MOVE, BLACK, [1, 0], 0)
+    assert (state.phase, state.to_act, state.removed, state.passes) == (
+        Phase.MOVE,
+        Player.BLACK,
+        [1, 0],
+        0,
+    )
     assert state.legal_actions() == [PASS_ACTION]
     state.push("pass")
-    assert (state.to_act, state.passes, state.is_terminal) == (WHITE, 1, False)
+    assert (state.to_act, state.passes, state.is_terminal) == (Player.WHITE, 1, False)
     assert state.legal_actions() == [PASS_ACTION]
     state.push("pass")
-    assert (state.phase, state.end_reason, state.result) == (OVER, "passes", "W")
+    assert (state.phase, state.end_reason, state.result) == (Phase.OVER, "passes", "W")
 
 
 def _passed_player_can_be_freed(rings_to_win: int) -> State:
@@ -60,10 +65,10 @@ def test_a_passed_player_is_freed_by_the_opponents_move(rings_to_win: int) -> No
     state = _passed_player_can_be_freed(rings_to_win)
     assert state.legal_actions() == [PASS_ACTION]
     state.push("pass")
-    assert (state.to_act, state.passes, state.phase) == (BLACK, 1, MOVE)
+    assert (state.to_act, state.passes, state.phase) == (Player.BLACK, 1, Phase.MOVE)
     assert PASS_ACTION not in state.legal_actions()
     state.push("F2-F4")  # the ring leaves a marker on F2: the run B2-F2 now ends on empty G2
-    assert (state.to_act, state.passes) == (WHITE, 0)
+    assert (state.to_act, state.passes) == (Player.WHITE, 0)
     assert state.legal_action_names() == ["A2-G2"]
     state.push("A2-G2")  # jumps B2..F2 and flips them
     assert pieces(state, "A2 B2 C2 D2 E2 F2 G2") == "MMmMmMR"
@@ -79,7 +84,7 @@ def test_a_pass_in_blitz_changes_only_the_turn_and_two_end_it() -> None:
     assert state.to_text() == text.replace(" w move - 0-0 17 0 1", " b move - 0-0 17 1 1")
     state.push("pass")
     assert (state.phase, state.end_reason, state.result, state.winner) == (
-        OVER, "passes", "draw", None,
+        Phase.OVER, "passes", "draw", None,
     )  # fmt: skip
 
 
@@ -99,13 +104,18 @@ def _rows_for_black(columns: str, removed: str = "0-0") -> State:
 def test_the_opponent_removes_two_rows_and_two_rings_then_moves() -> None:
     state = _rows_for_black("CD")
     state.push(JUMP)
-    assert (state.phase, state.to_act, state.mover) == (ROW, BLACK, WHITE)
+    assert (state.phase, state.to_act, state.mover) == (Phase.ROW, Player.BLACK, Player.WHITE)
     assert set(state.legal_action_names()) == {"xC1-C5", "xD1-D5"}
     state.apply_all(["xD1-D5", "xK10"])
-    assert (state.phase, state.to_act) == (ROW, BLACK)  # the second row, still Black's
+    assert (state.phase, state.to_act) == (Phase.ROW, Player.BLACK)  # the second row, still Black's
     assert state.legal_action_names() == ["xC1-C5"]
     state.apply_all(["xC1-C5", "xJ11"])
-    assert (state.phase, state.to_act, state.mover, state.removed) == (MOVE, BLACK, -1, [0, 2])
+    assert (state.phase, state.to_act, state.mover, state.removed) == (
+        Phase.MOVE,
+        Player.BLACK,
+        -1,
+        [0, 2],
+    )
     # Left on the board: White's origin marker B5 and the flipped E5 (no row in E).
     assert pieces(state, "B5 C1 C5 D1 D5 E5") == "M....m" and state.pool == 51 - 2
 
@@ -116,11 +126,11 @@ def test_the_opponent_removes_three_rows_at_once_and_wins_on_the_third_ring() ->
     assert set(state.legal_action_names()) == {"xC1-C5", "xD1-D5", "xE1-E5"}
     for row, ring, removed in [("xE1-E5", "xI11", 1), ("xC1-C5", "xK10", 2)]:
         state.apply_all([row, ring])
-        assert (state.phase, state.to_act, state.removed) == (ROW, BLACK, [0, removed])
+        assert (state.phase, state.to_act, state.removed) == (Phase.ROW, Player.BLACK, [0, removed])
     state.push("xD1-D5")
-    assert (state.phase, state.to_act) == (RING, BLACK)
+    assert (state.phase, state.to_act) == (Phase.RING, Player.BLACK)
     state.push("xJ11")
-    assert (state.phase, state.end_reason, state.result) == (OVER, "rings", "B")
+    assert (state.phase, state.end_reason, state.result) == (Phase.OVER, "rings", "B")
 
 
 @pytest.mark.parametrize(
@@ -137,12 +147,12 @@ def test_the_opponents_run_of_six_or_more_is_a_choice_of_five(
     """White's jump flips C5, joining Black's markers into a run of six or seven."""
     state = position(R="B5 K7", r=BLACK_RINGS, M="C5", m=column)
     state.push("B5-D5")
-    assert (state.phase, state.to_act) == (ROW, BLACK)
+    assert (state.phase, state.to_act) == (Phase.ROW, Player.BLACK)
     assert set(state.legal_action_names()) == choices
     state.apply_all(["xC2-C6", "xK10"])
     left = {"C1"} | ({"C7"} if "C7" in column else set())
     assert {p for p in [*column.split(), "C5"] if pieces(state, p) == "m"} == left
-    assert (state.phase, state.to_act) == (MOVE, BLACK)  # no five left: Black moves
+    assert (state.phase, state.to_act) == (Phase.MOVE, Player.BLACK)  # no five left: Black moves
 
 
 def test_the_opponents_rows_sharing_the_flipped_marker_give_one_removal() -> None:
@@ -152,5 +162,5 @@ def test_the_opponents_rows_sharing_the_flipped_marker_give_one_removal() -> Non
     state.push("B5-E5")
     assert set(state.legal_action_names()) == {"xD1-D5", "xB3-F7"}
     state.apply_all(["xB3-F7", "xK10"])
-    assert (state.phase, state.to_act, state.removed) == (MOVE, BLACK, [0, 1])
+    assert (state.phase, state.to_act, state.removed) == (Phase.MOVE, Player.BLACK, [0, 1])
     assert pieces(state, "D1 D2 D3 D4 D5") == "mmmm."

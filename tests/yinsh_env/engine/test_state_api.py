@@ -15,16 +15,11 @@ import pytest
 from helpers import random_game
 
 from yinsh_env import (
-    BLACK,
-    MOVE,
     N_ACTIONS,
-    OVER,
     PASS_ACTION,
-    PLACE,
-    RING,
-    ROW,
-    WHITE,
     IllegalActionError,
+    Phase,
+    Player,
     PositionError,
     State,
     str_to_action,
@@ -60,8 +55,12 @@ def test_start_position_text() -> None:
 def test_rows_for_both_fixture_is_what_its_comment_says() -> None:
     state = State.from_text(ROWS_FOR_BOTH)
     state.push("E5-E7")
-    assert (state.phase, state.to_act, state.legal_action_names()) == (ROW, WHITE, ["xE1-E5"])
-    assert state.rows_of(BLACK) == [str_to_action("xC6-G6")]
+    assert (state.phase, state.to_act, state.legal_action_names()) == (
+        Phase.ROW,
+        Player.WHITE,
+        ["xE1-E5"],
+    )
+    assert state.rows_of(Player.BLACK) == [str_to_action("xC6-G6")]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -81,11 +80,11 @@ def test_text_round_trips_in_every_phase() -> None:
         state.push(action)
         seen.add(state.phase)
         assert State.from_text(state.to_text()) == state
-    assert seen == {ROW, RING, MOVE}
+    assert seen == {Phase.ROW, Phase.RING, Phase.MOVE}
     over = random_game(3)
-    assert over.phase == OVER
+    assert over.phase == Phase.OVER
     assert State.from_text(over.to_text()) == over
-    assert State.from_text(random_game(1, stop=3).to_text()).phase == PLACE
+    assert State.from_text(random_game(1, stop=3).to_text()).phase == Phase.PLACE
 
 
 def _replace_field(index: int, value: str, text: str = START) -> str:
@@ -350,11 +349,11 @@ def test_results_while_playing() -> None:
 @pytest.mark.parametrize(
     ("removed", "pool", "passes", "winner", "result", "reason", "returns"),
     [
-        ("3-1", "30", "0", WHITE, "W", "rings", (1.0, -1.0)),
-        ("0-3", "30", "0", BLACK, "B", "rings", (-1.0, 1.0)),
-        ("2-1", "0", "0", WHITE, "W", "pool", (1.0, -1.0)),
+        ("3-1", "30", "0", Player.WHITE, "W", "rings", (1.0, -1.0)),
+        ("0-3", "30", "0", Player.BLACK, "B", "rings", (-1.0, 1.0)),
+        ("2-1", "0", "0", Player.WHITE, "W", "pool", (1.0, -1.0)),
         ("1-1", "0", "0", None, "draw", "pool", (0.0, 0.0)),
-        ("0-1", "20", "2", BLACK, "B", "passes", (-1.0, 1.0)),
+        ("0-1", "20", "2", Player.BLACK, "B", "passes", (-1.0, 1.0)),
         ("2-2", "20", "2", None, "draw", "passes", (0.0, 0.0)),
     ],
 )
@@ -382,7 +381,7 @@ def test_finished_random_games_have_consistent_results() -> None:
     for seed in range(5):
         state = random_game(seed)
         assert state.end_reason in ("rings", "pool", "passes")
-        assert state.result == {WHITE: "W", BLACK: "B", None: "draw"}[state.winner]
+        assert state.result == {Player.WHITE: "W", Player.BLACK: "B", None: "draw"}[state.winner]
         white, black = state.returns()
         assert white == -black
         if state.end_reason == "rings":
@@ -417,11 +416,11 @@ def test_pass_action_round_trips_through_text_and_undo() -> None:
     assert state.legal_actions() == [PASS_ACTION]
     before = state.key()
     state.push("pass")
-    assert (state.passes, state.to_act) == (1, BLACK)
+    assert (state.passes, state.to_act) == (1, Player.BLACK)
     assert State.from_text(state.to_text()) == state
     state.pop()
     assert state.key() == before
-    assert state.phase == MOVE
+    assert state.phase == Phase.MOVE
 
 
 @pytest.mark.parametrize(
