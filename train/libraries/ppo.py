@@ -120,9 +120,9 @@ class Args:
     max_grad_norm: float = option(0.5, number_in(0, 1e6, above=True), "gradient norm clip")
     target_kl: float | None = option(None, number_in(0, 10, above=True), "stop epochs above")
     # progress, checks and output
-    report_every: float = option(30.0, number_in(0, 86_400, above=True), "seconds")
+    report_every: float = option(30.0, number_in(0, 86_400, above=True), "seconds a line")
     check_against: str = option("greedy", agent_spec, "the checks' opponent")
-    check_every: float = option(300.0, number_in(0, 86_400, above=True), "seconds")
+    check_every: float = option(300.0, number_in(0, 86_400, above=True), "seconds a check")
     check_games: int = option(40, int_in(0, 10_000), "games of each check (0: none)")
     final_check_games: int = option(100, int_in(0, 10_000), "games of the last check")
     save: Path = option(Path("runs/ppo/policy.pt"), output_file((".pt",)), "the policy")
@@ -175,7 +175,7 @@ def refresh(slots: SnapshotSlots[Any], policy: PPOPolicy) -> None:
         slots.take().load_state_dict(policy.state_dict())
 
 
-# --- 2. rollouts: the games under way and one rollout's storage ---------------------
+# --- 3. rollouts: the games under way and one rollout's storage ---------------------
 
 
 @dataclass
@@ -360,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
 
-    # 1. the vector environment, its opponents picked by a matchmaking pool
+    # 1. the vector environment and its opponents (the actor-critic first: snapshots copy it)
     policy = PPOPolicy(args.channels, args.blocks)
     pool, slots = opponent_pool(args, policy)
     env = YinshVectorEnv(
