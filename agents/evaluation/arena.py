@@ -57,7 +57,7 @@ from agents.evaluation.games import (
 from agents.evaluation.match import check_variant
 from agents.evaluation.names import agent_labels, split_name
 from agents.evaluation.rate import RatingResult
-from agents.evaluation.results_db import check_db, game_writer
+from agents.evaluation.results_db import GameWriter, check_db, game_writer
 from agents.evaluation.runners import make_runner
 from agents.evaluation.scale import Scale, agent_identity, default_scale
 from agents.evaluation.settings import DEFAULT_SETTINGS, MatchSettings
@@ -349,14 +349,7 @@ def run_arena(
     entries = [split_name(s) if isinstance(s, str) else (None, s) for s in specs]
     given = [name for name, _ in entries]
     specs = [spec for _, spec in entries]
-    if len(specs) < 2:
-        raise ValueError(f"the arena needs at least two agent specs, got {specs}")
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got games={games}")
-    if sprt is not None and len(specs) != 2:
-        raise ValueError(f"an SPRT compares two agents, got {len(specs)} specs")
-    if sprt is not None and games < 2:
-        raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
+    _check_request(specs, games, sprt)
     rings_to_win = settings.rings_to_win
     scale = scale if scale is not None else default_scale()
     if scale.rings_to_win != rings_to_win:
@@ -405,13 +398,7 @@ def run_arena(
     try:
         for result in results_iter:
             results.append(result)
-            if writer is not None:
-                writer.add(result)  # on disk before anything else hears of the game
-            if records_path is not None:
-                record = game_record(result, names, rings_to_win)
-                save_record(record, records_path / f"game-{result.task.index:05d}.yinsh")
-            if on_game is not None:
-                on_game(result)
+            _announce(result, writer, records_path, names, rings_to_win, on_game)
             if bar is not None:
                 bar.update(1)
             if monitor is not None and test is not None:
@@ -436,6 +423,37 @@ def run_arena(
     summary = summarise(names, results, recorded, scale=scale, identities=identities, sprt=test)
     summary.specs = texts
     return summary
+
+
+def _check_request(specs: Sequence[Any], games: int, sprt: SprtSettings | None) -> None:
+    """ValueError unless ``games`` per pairing of ``specs`` (and the SPRT) can be played."""
+    if len(specs) < 2:
+        raise ValueError(f"the arena needs at least two agent specs, got {specs}")
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got games={games}")
+    if sprt is not None and len(specs) != 2:
+        raise ValueError(f"an SPRT compares two agents, got {len(specs)} specs")
+    if sprt is not None and games < 2:
+        raise ValueError(f"an SPRT plays game pairs: games must be >= 2, got {games}")
+
+
+def _announce(
+    result: GameResult,
+    writer: GameWriter | None,
+    records_path: Path | None,
+    names: Sequence[str],
+    rings_to_win: int,
+    on_game: Callable[[GameResult], None] | None,
+) -> None:
+    """A finished game to all that keep it: the results database first, then its record
+    file, then ``on_game``."""
+    if writer is not None:
+        writer.add(result)  # on disk before anything else hears of the game
+    if records_path is not None:
+        record = game_record(result, names, rings_to_win)
+        save_record(record, records_path / f"game-{result.task.index:05d}.yinsh")
+    if on_game is not None:
+        on_game(result)
 
 
 def summarise(

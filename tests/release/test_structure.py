@@ -23,6 +23,16 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("yinsh_env", "agents", "train")
 #: STYLE: a folder past about twenty modules groups them by job into sub-packages.
 MAX_MODULES = 20
+#: STYLE: a product module past this many lines splits by job.
+MAX_MODULE_LINES = 600
+#: STYLE: a function past this many lines (``def`` to its last line) splits into steps.
+MAX_FUNCTION_LINES = 120
+#: The library trainers: each picks its opponents with ``yinsh_env.envs.matchmaking``.
+TRAINERS = (
+    "train.libraries.ppo",
+    "train.libraries.sb3_maskable_ppo",
+    "train.libraries.rllib_example",
+)
 #: Each package's top level: its face and sub-packages named by job, few modules beside.
 TOP_LEVEL = {
     "yinsh_env": set(),
@@ -314,6 +324,62 @@ def test_every_package_says_what_each_of_its_modules_is() -> None:
             if p.stem != "__init__" and not re.search(rf"\b{re.escape(package)}\.{p.stem}\b", doc)
         ]
         assert not unnamed, (package, unnamed)
+
+
+def product_paths() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (PROJECT_ROOT / package).rglob("*.py"))
+
+
+def long_functions(source: str) -> list[tuple[str, int]]:
+    """``(name, lines)`` of each function (methods and nested ones too) over the limit."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                found.append((node.name, lines))
+    return found
+
+
+def test_a_long_function_is_found() -> None:
+    body = "\n".join(["class A:", "    def f(self):", *["        x = 1"] * 120, "def g(): pass"])
+    assert long_functions(body) == [("f", 121)]
+    assert long_functions(body.replace("        x = 1\n", "", 1)) == []
+
+
+def test_no_module_is_longer_than_600_lines() -> None:
+    lengths = {module_name(p): len(p.read_text().splitlines()) for p in product_paths()}
+    assert {m: n for m, n in lengths.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_no_function_is_longer_than_120_lines() -> None:
+    found = {
+        module_name(p): long for p in product_paths() if (long := long_functions(p.read_text()))
+    }
+    assert found == {}
+
+
+def samplers_defined(path: Path) -> list[str]:
+    """Classes of ``path`` that choose opponents themselves (``sample`` and ``record``)."""
+    return [
+        node.name
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and {"sample", "record"} <= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+    ]
+
+
+def test_the_library_trainers_pick_opponents_with_matchmaking_only() -> None:
+    """The single-file PPO, SB3 and RLlib trainers import the picking (pools, mixes,
+    leagues) from ``yinsh_env.envs.matchmaking``, through their own helpers or directly,
+    and no trainer module keeps a sampler of its own."""
+    graph = import_graph()
+    for trainer in TRAINERS:
+        helpers = {m for m in reached(graph, trainer) if m.startswith("train.libraries")}
+        assert any("yinsh_env.envs.matchmaking" in graph[m] for m in helpers), trainer
+    own = {module_name(p): samplers_defined(p) for p in (PROJECT_ROOT / "train").rglob("*.py")}
+    assert {m: classes for m, classes in own.items() if classes} == {}
+    assert samplers_defined(PROJECT_ROOT / "yinsh_env" / "envs" / "matchmaking.py")
 
 
 #: The one checkpoint kept in the tree besides the shipped networks: where the shipped

@@ -4,14 +4,22 @@
   a league or itself (``--save MODEL.zip``);
 * :mod:`train.libraries.sb3_selfplay`: its opponents: frozen snapshots, pools,
   curricula, and the callbacks that keep them;
+* :mod:`train.libraries.sb3_callbacks`: its time budgets and progress callbacks;
 * :mod:`train.libraries.sb3_fast`: its rollout buffer with bool masks and its fused Adam;
 * :mod:`train.libraries.snapshot_batch`: its snapshots deciding together, one grouped pass;
 * :mod:`train.libraries.rllib_example`: RLlib's PPO on the multi-agent environment
   (``--save DIR``);
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
 * :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
+* :mod:`train.libraries.ppo_games`: its games' openings, row-threat shaping, results, checks;
+* :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;
+* :mod:`train.libraries.dataclass_args`: its command line, made from its dataclass;
 * :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,
-  TensorBoard scalars, a bar on a terminal).
+  TensorBoard scalars, a bar on a terminal);
+* :mod:`train.libraries.match_results`: a trained policy's results, the SB3 and RLlib
+  examples' closing line.
+
+All three pick their opponents with :mod:`yinsh_env.envs.matchmaking`.
 
 The networks they train, and the agents that play them, are :mod:`agents.learned`.
 """

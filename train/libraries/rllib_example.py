@@ -68,9 +68,9 @@ from agents.infra.ray_address import ray_address
 from agents.learned.library_agent import save_variant
 from agents.learned.rllib_models import LEARNER, MaskedPolicyModule, model_settings
 from agents.params import MAX_THREADS
+from train.libraries.match_results import Evaluation
 from train.libraries.progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
-from train.libraries.sb3_maskable_ppo import Evaluation
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.aec_env import AGENTS
@@ -253,10 +253,18 @@ def _opponent(text: str) -> str:
     return text if text == "self" else agent_spec(text)
 
 
-def main(argv: Sequence[str] | None = None) -> Evaluation:
+def build_parser() -> argparse.ArgumentParser:
+    """The example's command line: the run and its Ray, then self-play's league."""
     parser = argparse.ArgumentParser(
         prog="python -m train.libraries.rllib_example", description=__doc__.splitlines()[0]
     )
+    add_run_arguments(parser)
+    add_league_arguments(parser)
+    return parser
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The opponent, PPO's and the network's settings, budgets, Ray, checks and output."""
     count = int_in(1, 1_000_000_000)
     parser.add_argument("--iterations", type=count, default=10, help="PPO training iterations")
     parser.add_argument(
@@ -319,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     )
     parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
     add_tensorboard_arguments(parser, "rllib")
+
+
+def add_league_arguments(parser: argparse.ArgumentParser) -> None:
+    """Self-play's snapshots and fixed opponents; checks during the run; threads."""
+    count = int_in(1, 1_000_000_000)
     parser.add_argument(
         "--snapshots",
         type=int_in(0, 1000),
@@ -359,6 +372,10 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         default=1,
         help="torch CPU threads (sampling and learning)",
     )
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, checked together; torch's threads set; every agent spec built once."""
     args = parser.parse_args(argv)
     if (args.snapshots or args.league_opponents) and args.opponent != "self":
         parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
@@ -366,101 +383,136 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     # on a busy CPU slow every convolution down many times.
     torch.set_num_threads(args.threads)
     build_agents(parser, {args.opponent, args.eval_opponent, *args.league_opponents} - {"self"})
+    return args
 
+
+def start_ray(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
+    """Ray, quiet unless ``--verbose``: started here (locally or at ``--address``) unless
+    it already runs; whether it was started here (and is to be shut down)."""
     import ray
 
     level = logging.INFO if args.verbose else logging.ERROR
     quiet_ray(level)
-    started = not ray.is_initialized()
-    if started:
-        try:  # no address: a local Ray, even with a stale cluster file; a dead one: refused
-            address = ray_address(args.address)
-        except ValueError as exc:
-            parser.error(str(exc))
-        ray.init(
-            address=address,
-            num_cpus=args.cpus,
-            include_dashboard=False,
-            logging_level=level,
-        )
+    if ray.is_initialized():
+        return False
+    try:  # no address: a local Ray, even with a stale cluster file; a dead one: refused
+        address = ray_address(args.address)
+    except ValueError as exc:
+        parser.error(str(exc))
+    ray.init(
+        address=address,
+        num_cpus=args.cpus,
+        include_dashboard=False,
+        logging_level=level,
+    )
+    return True
+
+
+def config_of(args: argparse.Namespace) -> Any:
+    """The PPO config the arguments ask for (:func:`build_config`)."""
+    return build_config(
+        opponent=args.opponent,
+        rings_to_win=args.rings_to_win,
+        seed=args.seed,
+        env_runners=args.env_runners,
+        envs=args.envs,
+        batch_size=args.batch_size,
+        minibatch_size=args.minibatch_size,
+        epochs=args.epochs,
+        lr=args.lr,
+        channels=args.channels,
+        hidden=args.hidden,
+        entropy=args.entropy,
+        snapshots=args.snapshots,
+        league_opponents=args.league_opponents,
+        league_share=args.league_share,
+    )
+
+
+def league_of(args: argparse.Namespace) -> SnapshotLeague | None:
+    """Self-play's league of snapshots and fixed opponents, if the arguments ask for one."""
+    if not (args.snapshots or args.league_opponents):
+        return None
+    return SnapshotLeague(
+        LEARNER,
+        args.snapshots,
+        args.snapshot_every,
+        args.self_share,
+        fixed=fixed_ids(len(args.league_opponents)),
+        fixed_share=args.league_share,
+    )
+
+
+def train_iterations(
+    algo: Any, args: argparse.Namespace, league: SnapshotLeague | None, progress: RunProgress
+) -> None:
+    """``--iterations`` of PPO (fewer once a budget is spent), a line after each."""
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for i in range(1, args.iterations + 1):
+        result = algo.train()
+        runners = result.get("env_runners", {})
+        steps = int(result.get("num_env_steps_sampled_lifetime", 0))
+        length = runners.get("episode_len_mean", float("nan"))
+        line = f"iteration {i}: {steps} env steps, mean episode length {length:.1f}"
+        figures = {"episode_length": length}
+        if args.opponent != "self" or league is not None:
+            returns = runners.get("module_episode_returns_mean", {})
+            mean_return = returns.get(LEARNER, float("nan"))
+            line += f", learner's mean return {mean_return:+.2f}"
+            figures["episode_return"] = mean_return
+        if league is not None and league.after_iteration(algo, i):
+            line += f", snapshot {len(league.history)}"
+        if args.eval_every and i % args.eval_every == 0:
+            module = algo.get_module(LEARNER)
+            check = evaluate(module, args.eval_opponent, 10, args.rings_to_win, seed=i)
+            line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
+            progress.scalar(f"check/{args.eval_opponent}", check.score, steps)
+        elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
+        rate = steps / elapsed if elapsed > 0 else 0.0
+        figures["steps_per_second"] = rate
+        progress.advance(steps)
+        progress.write(f"{line}, {elapsed:.1f} s, {cpu:.0f} CPU-s, {rate:.0f} steps/s")
+        for name, value in figures.items():
+            progress.scalar(f"progress/{name}", value, steps)
+        if args.minutes > 0 and elapsed > args.minutes * 60:
+            break
+        if args.cpu_minutes > 0 and cpu > args.cpu_minutes * 60:
+            break
+
+
+def save_and_evaluate(algo: Any, args: argparse.Namespace) -> Evaluation:
+    """The learner's module saved to ``--save`` (if given), then its ``--eval-games``."""
+    module = algo.get_module(LEARNER)
+    assert isinstance(module, MaskedPolicyModule)
+    if args.save is not None:
+        module.save_to_path(os.path.abspath(args.save))
+        save_variant(args.save, args.rings_to_win)
+        print(f"saved {args.save}")
+    return evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
+
+
+def main(argv: Sequence[str] | None = None) -> Evaluation:
+    parser = build_parser()
+    args = parse_args(parser, argv)
+    started = start_ray(args, parser)
     try:
-        config = build_config(
-            opponent=args.opponent,
-            rings_to_win=args.rings_to_win,
-            seed=args.seed,
-            env_runners=args.env_runners,
-            envs=args.envs,
-            batch_size=args.batch_size,
-            minibatch_size=args.minibatch_size,
-            epochs=args.epochs,
-            lr=args.lr,
-            channels=args.channels,
-            hidden=args.hidden,
-            entropy=args.entropy,
-            snapshots=args.snapshots,
-            league_opponents=args.league_opponents,
-            league_share=args.league_share,
-        )
-        algo = config.build_algo()
-        league = None
-        if args.snapshots or args.league_opponents:
-            league = SnapshotLeague(
-                LEARNER,
-                args.snapshots,
-                args.snapshot_every,
-                args.self_share,
-                fixed=fixed_ids(len(args.league_opponents)),
-                fixed_share=args.league_share,
-            )
+        algo = config_of(args).build_algo()
+        league = league_of(args)
         log_dir = tensorboard_dir(args, "rllib")
         progress = RunProgress(args.iterations * args.batch_size, every=0, log_dir=log_dir)
         progress.announce()
         try:
-            start, cpu_start = time.perf_counter(), time.process_time()
-            for i in range(1, args.iterations + 1):
-                result = algo.train()
-                runners = result.get("env_runners", {})
-                steps = int(result.get("num_env_steps_sampled_lifetime", 0))
-                length = runners.get("episode_len_mean", float("nan"))
-                line = f"iteration {i}: {steps} env steps, mean episode length {length:.1f}"
-                figures = {"episode_length": length}
-                if args.opponent != "self" or league is not None:
-                    returns = runners.get("module_episode_returns_mean", {})
-                    mean_return = returns.get(LEARNER, float("nan"))
-                    line += f", learner's mean return {mean_return:+.2f}"
-                    figures["episode_return"] = mean_return
-                if league is not None and league.after_iteration(algo, i):
-                    line += f", snapshot {len(league.history)}"
-                if args.eval_every and i % args.eval_every == 0:
-                    module = algo.get_module(LEARNER)
-                    check = evaluate(module, args.eval_opponent, 10, args.rings_to_win, seed=i)
-                    line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
-                    progress.scalar(f"check/{args.eval_opponent}", check.score, steps)
-                elapsed = time.perf_counter() - start
-                cpu = time.process_time() - cpu_start
-                rate = steps / elapsed if elapsed > 0 else 0.0
-                figures["steps_per_second"] = rate
-                progress.advance(steps)
-                progress.write(f"{line}, {elapsed:.1f} s, {cpu:.0f} CPU-s, {rate:.0f} steps/s")
-                for name, value in figures.items():
-                    progress.scalar(f"progress/{name}", value, steps)
-                if args.minutes > 0 and elapsed > args.minutes * 60:
-                    break
-                if args.cpu_minutes > 0 and cpu > args.cpu_minutes * 60:
-                    break
+            train_iterations(algo, args, league, progress)
             progress.close()
-            module = algo.get_module(LEARNER)
-            assert isinstance(module, MaskedPolicyModule)
-            if args.save is not None:
-                module.save_to_path(os.path.abspath(args.save))
-                save_variant(args.save, args.rings_to_win)
-                print(f"saved {args.save}")
-            evaluation = evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
+            evaluation = save_and_evaluate(algo, args)
         finally:
             progress.close()
             algo.stop()
     finally:
         if started:
+            import ray
+
             ray.shutdown()
     print(evaluation.summary(args.eval_opponent))
     return evaluation

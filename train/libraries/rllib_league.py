@@ -3,8 +3,9 @@
 :mod:`train.libraries.rllib_example` ``--snapshots L`` uses this.  The learner's module
 plays both seats of some games (shared-policy self-play); in the others it
 meets one of ``L`` frozen copies of itself, taken every ``--snapshot-every``
-iterations, the newest met most (an :class:`~yinsh_env.envs.matchmaking.OpponentPool`
-with the ``"recent"`` strategy, whose members are the snapshots' module ids).
+iterations, the newest met most (:func:`~yinsh_env.envs.matchmaking.label_league`
+picks, its members the modules' ids: the snapshots a pool with the ``"recent"``
+strategy).
 A small league can add fixed opponents (``--league-opponents random``): modules
 that play an agent spec (:class:`~train.libraries.rllib_example.BaselineModule`), met in
 ``fixed_share`` of the episodes from the first iteration on, each equally often.
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from yinsh_env.envs.aec_env import AGENTS
-from yinsh_env.envs.matchmaking import OpponentPool
+from yinsh_env.envs.matchmaking import SnapshotSlots, label_league
 
 SNAPSHOT_PREFIX = "snapshot_"
 FIXED_PREFIX = "fixed_"
@@ -53,28 +54,21 @@ def league_mapping(
     fixed: Sequence[str] = (),
     fixed_share: float = 0.0,
 ) -> Callable[..., str]:
-    """An agent-to-module mapping: ``fixed_share`` of the episodes the learner against one
+    """An agent-to-module mapping: each episode's opponent picked by
+    :func:`~yinsh_env.envs.matchmaking.label_league` (``fixed_share`` of the episodes one
     of the ``fixed`` modules; of the others, ``self_share`` learner against learner and
-    the rest the learner against a snapshot drawn by recency.  The learner's side is
-    drawn per episode.
+    the rest the learner against a snapshot drawn by recency), the learner's side drawn
+    per episode.
 
     ``snapshots`` lists the filled slots, oldest first; none: self-play instead.
     """
-    for name, share in (("self_share", self_share), ("fixed_share", fixed_share)):
-        if not 0.0 <= share <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], not {share!r}")
-    pool = OpponentPool("recent", max_snapshots=max(len(snapshots), 1), recency=recency)
-    for module_id in snapshots:
-        pool.add(module_id, module_id, snapshot=True)
+    league = label_league(learner, snapshots, self_share, recency, fixed, fixed_share)
 
     def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
         rng = np.random.default_rng(zlib.crc32(str(episode.id_).encode()))
-        if fixed and rng.random() < fixed_share:
-            opponent = fixed[int(rng.integers(len(fixed)))]
-        elif not snapshots or rng.random() < self_share:
+        opponent = league.sample(rng).name
+        if opponent == learner:
             return learner
-        else:
-            opponent = pool.sample(rng).name
         side = AGENTS[int(rng.integers(2))]
         return learner if agent_id == side else opponent
 
@@ -82,7 +76,8 @@ def league_mapping(
 
 
 class SnapshotLeague:
-    """Copies the learner into the next snapshot slot every ``every`` iterations."""
+    """Copies the learner into the next snapshot slot every ``every`` iterations
+    (:class:`~yinsh_env.envs.matchmaking.SnapshotSlots` says which)."""
 
     def __init__(
         self,
@@ -96,23 +91,18 @@ class SnapshotLeague:
         if slots < 0 or every < 1:
             raise ValueError(f"slots must be at least 0 and every at least 1, not {slots}, {every}")
         self.learner = learner
-        self.slots = snapshot_ids(slots)
+        self.slots = SnapshotSlots(snapshot_ids(slots))
         self.every = every
         self.self_share = self_share
         self.fixed = list(fixed)
         self.fixed_share = fixed_share
-        self.taken = 0  # snapshots taken so far
         #: ``(iteration, slot)`` of every snapshot, for the run's output.
         self.history: list[tuple[int, str]] = []
 
     @property
     def filled(self) -> list[str]:
         """The slots holding a snapshot, oldest first."""
-        count = min(self.taken, len(self.slots))
-        if self.taken <= len(self.slots):
-            return self.slots[:count]
-        start = self.taken % len(self.slots)
-        return self.slots[start:] + self.slots[:start]
+        return self.slots.filled
 
     def mapping(self) -> Callable[..., str]:
         return league_mapping(
@@ -125,11 +115,10 @@ class SnapshotLeague:
 
     def snapshot(self, algo: Any, iteration: int) -> str:
         """Freeze the learner into the next slot (now), and map episodes to the league."""
-        slot = self.slots[self.taken % len(self.slots)]
+        slot = self.slots.take()
         state = algo.learner_group.get_state(components=f"learner/rl_module/{self.learner}")
         state = state["learner"]["rl_module"][self.learner]
         algo.learner_group.set_state({"learner": {"rl_module": {slot: state}}})
-        self.taken += 1
         self.history.append((iteration, slot))
         # The slots or their order by age changed; the env runners get the weights here,
         # as Algorithm.set_state's sync skips runners whose weights' sequence number is current.

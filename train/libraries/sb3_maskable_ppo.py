@@ -56,8 +56,7 @@ from __future__ import annotations
 import argparse
 import io
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +66,16 @@ import torch
 from agents import make_agent
 from agents.baselines.greedy import GreedyAgent
 from agents.baselines.greedy_batch import GreedyOpponent
-from agents.evaluation.elo import Tally
 from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.learned.library_agent import save_variant
 from agents.learned.precision import PRECISIONS
 from agents.learned.sb3_models import PlanesCNN, PlanesPolicy
 from agents.params import MAX_THREADS
+from train.libraries.match_results import Evaluation
 from train.libraries.progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.gym_env import YinshGymEnv
-from yinsh_env.envs.matchmaking import STRATEGIES, OpponentSampler
+from yinsh_env.envs.matchmaking import STRATEGIES
 from yinsh_env.util.atomic_write import write_bytes
 from yinsh_env.vector.env import YinshVectorEnv
 
@@ -85,14 +84,13 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.learned.sb3_masking import use_fast_masking
+    from train.libraries.sb3_callbacks import CpuTimeLimit, ProgressCallback, TimeLimit
     from train.libraries.sb3_fast import BoolMaskDictRolloutBuffer, fused_adam
     from train.libraries.sb3_selfplay import (
-        OpponentScores,
         Profile,
         SelfPlayCallback,
         TimedVecEnv,
         build_sampler,
-        curriculum_of,
         snapshot_pool,
     )
     from yinsh_env.vector.sb3 import YinshSB3VecEnv
@@ -100,24 +98,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         'the MaskablePPO example needs sb3-contrib, an optional extra: pip install -e ".[sb3]"'
     ) from exc
-
-
-@dataclass
-class Evaluation(Tally):
-    """Results of the trained policy against the opponent."""
-
-    moves: int = 0  # learner decisions, every one checked legal
-
-    def add_reward(self, reward: float) -> None:
-        """Count a game that ended with the policy's ``reward`` (+1 won, 0 drawn, -1 lost)."""
-        self.add(0.5 + 0.5 * reward)
-
-    def summary(self, opponent: str) -> str:
-        """The closing line of a run: the results against ``opponent`` and the moves checked."""
-        return (
-            f"vs {opponent}: {self.wins} wins, {self.draws} draws, {self.losses} losses "
-            f"in {self.games} games (score {self.score:.2f}); {self.moves} legal moves"
-        )
 
 
 def make_env(opponent: Any = "random", seed: int = 0, rings_to_win: int = 3) -> YinshGymEnv:
@@ -163,112 +143,6 @@ def make_vec_env(
     )
     env.seed(seed)
     return env
-
-
-class TimeLimit(BaseCallback):
-    """Stops training after ``seconds`` of wall time (checked after every step)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.deadline = time.perf_counter() + seconds
-
-    def _on_step(self) -> bool:
-        return time.perf_counter() < self.deadline
-
-
-class CpuTimeLimit(BaseCallback):
-    """Stops training once this process has used ``seconds`` of CPU time.
-
-    Counted from the process's start (``time.process_time``: every thread, the
-    imports and set-up included), so that runs on a shared machine get the same
-    budget whatever else it runs; checked after every step.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.seconds = seconds
-
-    def _on_step(self) -> bool:
-        return time.process_time() < self.seconds
-
-
-class ProgressCallback(BaseCallback):
-    """Progress lines, TensorBoard scalars and a bar for ``learn`` (:class:`RunProgress`).
-
-    Adds up each game's rewards into episode returns; when a line is due
-    (every ``progress.every`` seconds, or every ``report_every`` steps when
-    that is not 0) it gives the learner's score per opponent of ``sampler``
-    since the last line and, every ``check_every`` steps (0: never), a
-    ``check`` (a callable returning ``(name, score, games)``: a short match
-    against a fixed opponent).
-    """
-
-    def __init__(
-        self,
-        progress: RunProgress,
-        sampler: OpponentSampler | None = None,
-        report_every: int = 0,
-        check_every: int = 0,
-        check: Callable[[Any], tuple[str, float, int]] | None = None,
-    ) -> None:
-        super().__init__()
-        if report_every < 0 or check_every < 0:
-            raise ValueError(
-                f"report_every and check_every >= 0, not {report_every}, {check_every}"
-            )
-        self.progress = progress
-        self.scores = OpponentScores(sampler) if sampler is not None else None
-        self.report_every = report_every
-        self.check_every = check_every
-        self.check = check
-        self._returns: Any = None
-        self._last_report = self._last_check = 0
-
-    def _on_training_start(self) -> None:
-        self._last_report = self._last_check = self.num_timesteps
-
-    def _on_step(self) -> bool:
-        rewards, dones = self.locals["rewards"], self.locals["dones"]
-        if self._returns is None:
-            self._returns = rewards * 0.0
-        self._returns += rewards
-        for game in dones.nonzero()[0]:
-            self.progress.episode(float(self._returns[game]))
-            self._returns[game] = 0.0
-        steps = self.num_timesteps
-        checking = bool(
-            self.check_every and self.check and steps - self._last_check >= self.check_every
-        )
-        reporting = bool(self.report_every and steps - self._last_report >= self.report_every)
-        if self.progress.update(steps, self._extra, force=checking or reporting) is not None:
-            self._last_report = steps
-        return True
-
-    def _extra(self) -> dict[str, Any]:
-        parts: dict[str, Any] = {}
-        steps = self.num_timesteps
-        if self.scores is not None:
-            scores = self.scores.since_last()
-            for name, score, _ in scores:
-                self.progress.scalar(f"score/{name}", score, steps)
-            parts["score"] = OpponentScores.describe(scores)
-            ladder = curriculum_of(self.scores.sampler)
-            if ladder is not None:
-                parts["stage"] = ladder.current.name
-        if (
-            self.check is not None
-            and self.check_every
-            and steps - self._last_check >= self.check_every
-        ):
-            self._last_check = steps
-            name, score, games = self.check(self.model)
-            self.progress.scalar(f"check/{name}", score, steps)
-            parts[f"vs {name}"] = f"{score:.2f} ({games} games)"
-        return parts
-
-    def _on_training_end(self) -> None:
-        if self.num_timesteps != self._last_report:  # the run's last figures, once
-            self.progress.update(self.num_timesteps, self._extra, force=True)
 
 
 def build_model(
@@ -412,10 +286,18 @@ def _shipped_network(text: str) -> str:
     return text
 
 
-def main(argv: Sequence[str] | None = None) -> Evaluation:
+def build_parser() -> argparse.ArgumentParser:
+    """The example's command line: opponents and budgets, then progress, network and output."""
     parser = argparse.ArgumentParser(
         prog="python -m train.libraries.sb3_maskable_ppo", description=__doc__.splitlines()[0]
     )
+    add_opponent_arguments(parser)
+    add_training_arguments(parser)
+    return parser
+
+
+def add_opponent_arguments(parser: argparse.ArgumentParser) -> None:
+    """The budgets and the opponents: baselines, self-play's pool, a curriculum."""
     count = int_in(1, 1_000_000_000)
     parser.add_argument("--timesteps", type=count, default=20_000, help="learner decisions")
     parser.add_argument(
@@ -454,6 +336,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         default=0.5,
         help="episodes given to the curriculum when there is a pool too",
     )
+
+
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """Progress and checks, the variant, PPO's and the network's settings, the output."""
+    count = int_in(1, 1_000_000_000)
     parser.add_argument(
         "--report-every",
         type=int_in(0, 1_000_000_000),
@@ -523,29 +410,40 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     parser.add_argument(
         "--save", type=_zip_file, default=None, help="where to save the model (.zip)"
     )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The arguments, the opponents' defaults filled in, every agent spec built once."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
-    eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
-    build_agents(parser, {*args.opponent, *args.curriculum, eval_opponent})
+    args.eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
+    build_agents(parser, {*args.opponent, *args.curriculum, args.eval_opponent})
+    return args
 
-    torch.set_num_threads(args.threads)
-    sampler: Any = (args.opponent or [""])[0]  # one agent spec: no pool needed
-    if args.self_play or args.curriculum or len(args.opponent) > 1:
-        sampler = build_sampler(
-            args.opponent,
-            self_play=args.self_play,
-            curriculum=args.curriculum,
-            strategy=args.pool_strategy,
-            max_snapshots=args.pool_size,
-            threshold=args.promote_at,
-            window=args.promote_window,
-            curriculum_share=args.curriculum_share,
-            seed=args.seed,
-        )
-    env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
-    log_dir = tensorboard_dir(args, "sb3")
-    model = build_model(
+
+def opponents_of(args: argparse.Namespace) -> Any:
+    """One agent spec (no pool needed), or the pool, curriculum or league of
+    :func:`~train.libraries.sb3_selfplay.build_sampler` (matchmaking's samplers)."""
+    if not (args.self_play or args.curriculum or len(args.opponent) > 1):
+        return (args.opponent or [""])[0]
+    return build_sampler(
+        args.opponent,
+        self_play=args.self_play,
+        curriculum=args.curriculum,
+        strategy=args.pool_strategy,
+        max_snapshots=args.pool_size,
+        threshold=args.promote_at,
+        window=args.promote_window,
+        curriculum_share=args.curriculum_share,
+        seed=args.seed,
+    )
+
+
+def model_for(args: argparse.Namespace, env: Any, log_dir: Path | None) -> Any:
+    """The MaskablePPO model the arguments ask for (:func:`build_model`)."""
+    return build_model(
         env,
         seed=args.seed,
         n_steps=args.n_steps,
@@ -560,6 +458,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         tensorboard=log_dir,
         precision=args.precision,
     )
+
+
+def training_callbacks(
+    args: argparse.Namespace, model: Any, sampler: Any, progress: RunProgress
+) -> tuple[list[BaseCallback], list[Any]]:
+    """``learn``'s callbacks (budgets, snapshots, progress) and the snapshots' list."""
     callbacks: list[BaseCallback] = []
     if args.minutes > 0:
         callbacks.append(TimeLimit(args.minutes * 60))
@@ -573,28 +477,41 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
             selfplay.snapshot(model.policy, 0)  # before the environments choose opponents
         callbacks.append(selfplay)
         snapshots = selfplay.snapshots
+
+    def check(policy_model: Any) -> tuple[str, float, int]:
+        games, opponent = args.eval_every_games, args.eval_opponent
+        result = evaluate_batch(policy_model, opponent, games, args.rings_to_win, args.seed)
+        return opponent, result.score, result.games
+
+    sampled = None if isinstance(sampler, str) else sampler
+    callbacks.append(ProgressCallback(progress, sampled, args.report_every, args.eval_every, check))
+    return callbacks, snapshots
+
+
+def save_model(model: Any, path: Path, rings_to_win: int) -> None:
+    """The model's zip, made whole in memory and then written by the one writer."""
+    buffer = io.BytesIO()
+    model.save(buffer)
+    save_variant(buffer, rings_to_win)
+    write_bytes(path, buffer.getvalue())
+    print(f"saved {path}")
+
+
+def main(argv: Sequence[str] | None = None) -> Evaluation:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    sampler = opponents_of(args)
+    env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
+    log_dir = tensorboard_dir(args, "sb3")
+    model = model_for(args, env, log_dir)
     progress = RunProgress(args.timesteps, args.progress_every, log_dir)
+    callbacks, snapshots = training_callbacks(args, model, sampler, progress)
     progress.announce()
     if not args.warm_start:
         print(
             f"network in {'bf16' if model.policy.bf16 else 'fp32'} (--precision {args.precision})",
             flush=True,
         )
-
-    def check(policy_model: Any) -> tuple[str, float, int]:
-        games = args.eval_every_games
-        result = evaluate_batch(policy_model, eval_opponent, games, args.rings_to_win, args.seed)
-        return eval_opponent, result.score, result.games
-
-    callbacks.append(
-        ProgressCallback(
-            progress,
-            None if isinstance(sampler, str) else sampler,
-            args.report_every,
-            args.eval_every,
-            check,
-        )
-    )
     profile = Profile(env, snapshots)
     start = time.perf_counter()
     try:
@@ -606,15 +523,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
     print(profile.summary(steps))
     if args.save is not None:
-        buffer = io.BytesIO()  # the zip is made whole, then written by the one writer
-        model.save(buffer)
-        save_variant(buffer, args.rings_to_win)
-        write_bytes(args.save, buffer.getvalue())
-        print(f"saved {args.save}")
+        save_model(model, args.save, args.rings_to_win)
     result = evaluate_batch(
-        model, eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000
+        model, args.eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000
     )
-    print(result.summary(eval_opponent))
+    print(result.summary(args.eval_opponent))
     return result
 
 

@@ -120,6 +120,31 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
     naming the problem when the text is malformed or describes a position the
     rules cannot reach a decision in.
     """
+    board, to_act, phase, mover, removed, pool, passes, rings_to_win = _fields(text)
+
+    def fail(why: str) -> PositionError:
+        return PositionError(f"position {text!r}: {why}")
+
+    try:
+        state = new(_count(rings_to_win, "rings_to_win", fail))
+    except ValueError as exc:
+        raise fail(f"bad rings_to_win {rings_to_win!r} ({exc})") from None
+    _read_board(state, board, fail)
+    _read_turn(state, to_act, phase, mover, fail)
+    removed_match = _REMOVED.fullmatch(removed)
+    if removed_match is None:
+        raise fail(f"rings removed must read like 1-0, got {removed!r}")
+    state.removed = [int(removed_match[1]), int(removed_match[2])]
+    state.pool = _count(pool, "pool", fail)
+    state.passes = _count(passes, "passes", fail)
+    _check_counts(state, fail)
+    _check_phase(state, phase, fail)
+    _check_reachable(state, fail)
+    return state
+
+
+def _fields(text: str) -> list[str]:
+    """The eight fields of a position text, its type and length checked first."""
     if not isinstance(text, str):
         raise PositionError(f"position text must be a string, got {type(text).__name__}")
     if len(text) > MAX_TEXT_LENGTH:
@@ -132,48 +157,23 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
             f"position {text!r} has {len(fields)} fields, expected 8: "
             "board to_act phase mover removed pool passes rings_to_win"
         )
-    board, to_act, phase, mover, removed, pool, passes, rings_to_win = fields
+    return fields
 
-    def fail(why: str) -> PositionError:
-        return PositionError(f"position {text!r}: {why}")
 
-    def count(value: str, name: str) -> int:
-        if not _COUNT.fullmatch(value):
-            raise fail(f"{name} must be a number 0..99 in ASCII digits, got {value!r}")
-        return int(value)
+def _count(value: str, name: str, fail: Callable[[str], PositionError]) -> int:
+    if not _COUNT.fullmatch(value):
+        raise fail(f"{name} must be a number 0..99 in ASCII digits, got {value!r}")
+    return int(value)
 
-    try:
-        state = new(count(rings_to_win, "rings_to_win"))
-    except ValueError as exc:
-        raise fail(f"bad rings_to_win {rings_to_win!r} ({exc})") from None
 
+def _read_board(state: B, board: str, fail: Callable[[str], PositionError]) -> None:
+    """The rings and markers of the board field, column by column, onto ``state``."""
     columns = board.split("/")
     if len(columns) != 11:
         raise fail(f"board has {len(columns)} columns, expected 11 (A..K separated by '/')")
     for col, spec in enumerate(columns):
-        n = _COLUMN_SIZES[col]
         first = min(num for c, num in POINTS if c == col)
-        cells: list[str | None] = []
-        for token in _COLUMN.findall(spec):
-            if token.isascii() and token.isdigit():
-                run = int(token[:3]) if len(token) <= 3 else 1000  # bounded: no huge ints
-                if run == 0 or len(cells) + run > n:
-                    described = "an empty run of 0" if run == 0 else f"{len(cells) + run}"
-                    raise fail(
-                        f"column {COLUMN_LETTERS[col]} describes {described} points, it has {n}"
-                    )
-                cells.extend([None] * run)
-            elif token in _PIECES:
-                cells.append(token)
-            else:
-                raise fail(
-                    f"column {COLUMN_LETTERS[col]} has unknown piece {token!r} (use R r M m)"
-                )
-            if len(cells) > n:
-                break
-        if len(cells) != n:
-            raise fail(f"column {COLUMN_LETTERS[col]} describes {len(cells)} points, it has {n}")
-        for k, piece in enumerate(cells):
+        for k, piece in enumerate(_read_column(col, spec, fail)):
             if piece is None:
                 continue
             kind, player = _PIECES[piece]
@@ -183,6 +183,33 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
             else:
                 state.markers[player] |= bit
 
+
+def _read_column(col: int, spec: str, fail: Callable[[str], PositionError]) -> list[str | None]:
+    """Column ``col``'s points from its field: a piece letter each, or runs of empties."""
+    n = _COLUMN_SIZES[col]
+    cells: list[str | None] = []
+    for token in _COLUMN.findall(spec):
+        if token.isascii() and token.isdigit():
+            run = int(token[:3]) if len(token) <= 3 else 1000  # bounded: no huge ints
+            if run == 0 or len(cells) + run > n:
+                described = "an empty run of 0" if run == 0 else f"{len(cells) + run}"
+                raise fail(f"column {COLUMN_LETTERS[col]} describes {described} points, it has {n}")
+            cells.extend([None] * run)
+        elif token in _PIECES:
+            cells.append(token)
+        else:
+            raise fail(f"column {COLUMN_LETTERS[col]} has unknown piece {token!r} (use R r M m)")
+        if len(cells) > n:
+            break
+    if len(cells) != n:
+        raise fail(f"column {COLUMN_LETTERS[col]} describes {len(cells)} points, it has {n}")
+    return cells
+
+
+def _read_turn(
+    state: B, to_act: str, phase: str, mover: str, fail: Callable[[str], PositionError]
+) -> None:
+    """Who is to act, the phase, and whose move is being resolved, onto ``state``."""
     if to_act not in ("w", "b"):
         raise fail(f"player to act must be 'w' or 'b', got {to_act!r}")
     state.to_act = Player.from_letter(to_act)
@@ -193,13 +220,10 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
     if mover not in ("w", "b", "-"):
         raise fail(f"mover must be 'w', 'b' or '-', got {mover!r}")
     state.mover = -1 if mover == "-" else Player.from_letter(mover)
-    removed_match = _REMOVED.fullmatch(removed)
-    if removed_match is None:
-        raise fail(f"rings removed must read like 1-0, got {removed!r}")
-    state.removed = [int(removed_match[1]), int(removed_match[2])]
-    state.pool = count(pool, "pool")
-    state.passes = count(passes, "passes")
 
+
+def _check_counts(state: B, fail: Callable[[str], PositionError]) -> None:
+    """Rings, markers and passes within what a game holds."""
     for player in Player:
         on_board = state.rings[player].bit_count()
         if on_board + state.removed[player] > RINGS_PER_PLAYER or state.removed[player] < 0:
@@ -209,6 +233,10 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
         raise fail(f"pool {state.pool} plus {markers_on_board} markers exceeds {TOTAL_MARKERS}")
     if not 0 <= state.passes <= 2:
         raise fail(f"passes must be 0, 1 or 2, got {state.passes}")
+
+
+def _check_phase(state: B, phase: str, fail: Callable[[str], PositionError]) -> None:
+    """The phase agrees with the board: a mover, rows, placements, the pool, the end."""
     if state.phase in (Phase.ROW, Phase.RING) and state.mover < 0:
         raise fail(f"phase {phase} needs the mover whose move is being resolved")
     if state.phase in (Phase.PLACE, Phase.MOVE) and state.mover >= 0:
@@ -233,8 +261,6 @@ def parse_position(text: str, new: Callable[[int], B]) -> B:
         raise fail("phase ring but the player to act has no ring to remove")
     if state.phase != Phase.OVER and max(state.removed) >= state.rings_to_win:
         raise fail("a player has already removed the winning number of rings; phase must be over")
-    _check_reachable(state, fail)
-    return state
 
 
 def _check_reachable(state: B, fail: Callable[[str], PositionError]) -> None:

@@ -1,4 +1,4 @@
-"""Opponents for a learner: a pool that grows with it, a curriculum, a league of both.
+"""Opponents for a learner: a pool that grows with it, a fixed mix, a curriculum, leagues.
 
 Self-play as OpenSpiel, AlphaStar's league and PettingZoo's tutorials do it
 needs the environment side to pick, at each episode, *whom* the learner
@@ -8,7 +8,8 @@ for uniformly random moves, an object with ``act(state)`` or
 ``act_observation(observation)``, or a callable), or, for a multi-agent
 library, any label such as an RLlib module id.  Building opponents from agent
 specs (:mod:`agents.league`) and freezing copies of a learner
-(:mod:`train.libraries.sb3_selfplay`, :mod:`train.libraries.rllib_league`) live downstream.
+(:mod:`train.libraries.sb3_selfplay`, :mod:`train.libraries.rllib_league`,
+:mod:`train.libraries.ppo`) live downstream: the three library trainers pick here.
 
 Three samplers share one small interface (:class:`OpponentSampler`):
 ``sample(rng)`` returns an :class:`Entry` (a name, the opponent, its record),
@@ -38,11 +39,22 @@ True
   each member weighted ``(1 - p)**power`` where ``p`` is the learner's
   smoothed score against it, ``(score + 1) / (games + 2)``, so that the
   opponents it beats least are met most and none is ever starved.
+  A fixed mix: ``"weighted"``, each member by its own ``weight``;
+  ``"variance"``, the members that are not snapshots reweighted by
+  ``p (1 - p) + 0.05``, ``p`` the learner's smoothed score over the last
+  :data:`WINDOW` results :meth:`~OpponentPool.note` gave (AlphaStar's "variance"
+  prioritisation: most games against opponents it beats about half the time),
+  their total share kept.
+* :class:`SnapshotSlots`: a fixed number of slots for copies of the learner,
+  rewritten round-robin, the oldest first (the single-file PPO's snapshot
+  opponents, RLlib's snapshot modules).
 * :class:`Curriculum`: graded opponents met one at a time; once the learner
   scores at least ``threshold`` over the last ``window`` games against the
   current stage, it moves to the next (``promotions`` records when).
 * :class:`League`: samplers mixed with fixed weights (a curriculum and a
   snapshot pool, say); results go back to the sampler that chose.
+  :func:`label_league` makes one whose members are labels (RLlib module ids):
+  fixed opponents, the learner itself and its snapshots, each in its share.
 
 Sampling draws only from the ``rng`` passed in (the environment's own
 ``np_random``, seeded by ``reset(seed=...)``), so a seeded run repeats;
@@ -54,15 +66,22 @@ keep its own.
 
 from __future__ import annotations
 
-import itertools
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+#: How a pool of the learner's snapshots samples (the SB3 trainer's ``--pool-strategy``).
 STRATEGIES: Final = ("uniform", "recent", "pfsp")
+#: How a fixed mix samples: by the members' weights, or those reweighted by variance.
+MIXES: Final = ("weighted", "variance")
+#: The learner's last results against a member that the ``"variance"`` strategy reads.
+WINDOW: Final = 200
+
+T = TypeVar("T")
 
 
 def learner_score(reward: float) -> float:
@@ -75,7 +94,9 @@ class Entry:
     """One opponent and the learner's record against it.
 
     ``snapshot`` marks a frozen copy of the learner (dropped when the pool is
-    full); ``added`` orders members by age (larger is newer).
+    full); ``added`` orders members by age (larger is newer); ``weight`` is
+    its weight in a fixed mix; ``recent`` the learner's last scores against it
+    that :meth:`OpponentPool.note` gave.
     """
 
     name: str
@@ -84,6 +105,8 @@ class Entry:
     added: int = 0
     games: int = 0
     score: float = 0.0  # the learner's points against it (1 a win, 0.5 a draw)
+    weight: float = 1.0
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
 
     @property
     def win_rate(self) -> float:
@@ -128,7 +151,7 @@ class OpponentPool:
     """Fixed opponents and snapshots of the learner, sampled by ``strategy``.
 
     Args:
-        strategy: ``"uniform"``, ``"recent"`` or ``"pfsp"`` (module docstring).
+        strategy: one of :data:`STRATEGIES` or :data:`MIXES` (module docstring).
         max_snapshots: snapshots kept; adding one more drops (and closes) the oldest.
         recency: the ``"recent"`` weight ratio between consecutive ages, in (0, 1].
         power: the ``"pfsp"`` exponent, at least 0 (0 is uniform).
@@ -141,8 +164,10 @@ class OpponentPool:
         recency: float = 0.8,
         power: float = 2.0,
     ) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown pool strategy {strategy!r}; expected one of {STRATEGIES}")
+        if strategy not in STRATEGIES + MIXES:
+            raise ValueError(
+                f"unknown pool strategy {strategy!r}; expected one of {STRATEGIES + MIXES}"
+            )
         if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, int):
             raise TypeError(f"max_snapshots is an int, not {max_snapshots!r}")
         if max_snapshots < 1:
@@ -156,7 +181,7 @@ class OpponentPool:
         self.recency = float(recency)
         self.power = float(power)
         self.entries: list[Entry] = []
-        self._counter = itertools.count()
+        self._added = 0  # members added so far (plain: a pool pickles, as RLlib's mapping)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -168,13 +193,25 @@ class OpponentPool:
     def names(self) -> list[str]:
         return [entry.name for entry in self.entries]
 
-    def add(self, name: str, opponent: Any, snapshot: bool = False) -> Entry:
-        """Add a member under a new ``name`` (ValueError if the name is taken)."""
+    def add(self, name: str, opponent: Any, snapshot: bool = False, weight: float = 1.0) -> Entry:
+        """Add a member under a new ``name`` (ValueError if the name is taken);
+        ``weight``, finite and at least 0, counts in a fixed mix (:data:`MIXES`)."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"a pool member needs a non-empty name, not {name!r}")
         if name in self.names:
             raise ValueError(f"the pool already has a member named {name!r}")
-        entry = Entry(name, opponent, snapshot=snapshot, added=next(self._counter))
+        if not 0.0 <= weight < math.inf:
+            raise ValueError(
+                f"member {name!r}: weight must be finite and at least 0, not {weight!r}"
+            )
+        entry = Entry(
+            name,
+            opponent,
+            snapshot=snapshot,
+            added=self._added,
+            weight=float(weight),
+        )
+        self._added += 1
         self.entries.append(entry)
         snapshots = [e for e in self.entries if e.snapshot]
         for old in snapshots[: max(0, len(snapshots) - self.max_snapshots)]:
@@ -195,9 +232,28 @@ class OpponentPool:
         elif self.strategy == "recent":
             ages = np.argsort(np.argsort([-e.added for e in self.entries]))  # 0: the newest
             raw = self.recency ** ages.astype(np.float64)
-        else:
+        elif self.strategy == "pfsp":
             raw = np.array([(1.0 - e.win_rate) ** self.power for e in self.entries])
+        else:
+            raw = np.array([e.weight for e in self.entries], dtype=np.float64)
+            if self.strategy == "variance":
+                raw = self._by_variance(raw)
+        if not raw.sum() > 0:
+            raise ValueError("every member of the opponent pool weighs 0: none to sample")
         return raw / raw.sum()
+
+    def _by_variance(self, base: np.ndarray) -> np.ndarray:
+        """``base`` with each member that is not a snapshot weighted by ``p (1 - p) + 0.05``,
+        their total share kept."""
+        weights = base.copy()
+        for i, entry in enumerate(self.entries):
+            if not entry.snapshot:
+                p = (sum(entry.recent) + 1.0) / (len(entry.recent) + 2.0)
+                weights[i] *= p * (1.0 - p) + 0.05
+        fixed = ~np.array([e.snapshot for e in self.entries])
+        if fixed.any() and weights[fixed].sum() > 0:
+            weights[fixed] *= base[fixed].sum() / weights[fixed].sum()
+        return weights
 
     def sample(self, rng: np.random.Generator) -> Entry:
         return self.entries[int(rng.choice(len(self.entries), p=self.weights()))]
@@ -205,9 +261,52 @@ class OpponentPool:
     def record(self, entry: Entry, reward: float) -> None:
         entry.record(reward)
 
+    def note(self, name: str, score: float) -> None:
+        """The learner scored ``score`` (1, 0.5, 0) in a game against member ``name``
+        (others: ignored), read from the game's result: the ``"variance"`` window.
+
+        Apart from :meth:`record`, which takes the environment's last reward (one
+        that reward shaping may have moved off +1 / 0 / -1)."""
+        for entry in self.entries:
+            if entry.name == name:
+                entry.recent.append(score)
+
     def close(self) -> None:
         for entry in self.entries:
             _close(entry.opponent)
+
+
+class SnapshotSlots(Generic[T]):
+    """A fixed set of slots for frozen copies of the learner, rewritten round-robin.
+
+    The opponents stay the same objects (a network whose weights are
+    replaced, an RLlib module id); :meth:`take` says which to write next, the
+    oldest once all hold one.
+    """
+
+    def __init__(self, slots: Sequence[T]) -> None:
+        self.slots = list(slots)
+        self.taken = 0  # snapshots taken so far
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def take(self) -> T:
+        """The slot the next snapshot goes into (counted as taken)."""
+        if not self.slots:
+            raise ValueError("there are no snapshot slots to write")
+        slot = self.slots[self.taken % len(self.slots)]
+        self.taken += 1
+        return slot
+
+    @property
+    def filled(self) -> list[T]:
+        """The slots holding a snapshot, oldest first."""
+        count = min(self.taken, len(self.slots))
+        if self.taken <= len(self.slots):
+            return self.slots[:count]
+        start = self.taken % len(self.slots)
+        return self.slots[start:] + self.slots[:start]
 
 
 class Curriculum:
@@ -348,13 +447,51 @@ class League:
             _close(sampler)
 
 
+def label_league(
+    learner: str,
+    snapshots: Sequence[str],
+    self_share: float,
+    recency: float = 0.8,
+    fixed: Sequence[str] = (),
+    fixed_share: float = 0.0,
+) -> League:
+    """The learner's opponent as a label (an RLlib module id): ``fixed_share`` of the games
+    one of ``fixed``, each as often; of the others, ``self_share`` the ``learner`` itself
+    and the rest one of ``snapshots`` (the filled slots, oldest first) by recency.
+
+    No ``fixed``: no games against them; no ``snapshots``: the learner itself instead.
+    Each member's ``name`` and ``opponent`` are its label.
+    """
+    for name, share in (("self_share", self_share), ("fixed_share", fixed_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], not {share!r}")
+    outside = fixed_share if fixed else 0.0
+    among = self_share if snapshots else 1.0
+    members: list[tuple[float, OpponentSampler]] = []
+    for share, labels, strategy in (
+        (outside, fixed, "uniform"),
+        ((1.0 - outside) * among, [learner], "uniform"),
+        ((1.0 - outside) * (1.0 - among), snapshots, "recent"),
+    ):
+        if labels:
+            pool = OpponentPool(strategy, max_snapshots=max(len(labels), 1), recency=recency)
+            for label in labels:
+                pool.add(label, label, snapshot=strategy == "recent")
+            members.append((share, pool))
+    return League(members)
+
+
 __all__ = [
+    "MIXES",
     "STRATEGIES",
+    "WINDOW",
     "Curriculum",
     "Entry",
     "League",
     "OpponentPool",
     "OpponentSampler",
+    "SnapshotSlots",
     "is_sampler",
+    "label_league",
     "learner_score",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from agents.learned.ppo_policy import (  # noqa: E402
     masked_logits,
     save_policy,
 )
-from train.libraries import ppo  # noqa: E402
+from train.libraries import ppo, ppo_games, ppo_report  # noqa: E402
 from yinsh_env.vector.batch_agents import random_legal  # noqa: E402
 from yinsh_env.vector.env import YinshVectorEnv  # noqa: E402
 
@@ -88,7 +89,7 @@ def test_the_best_check_policy_is_kept_beside_the_last(
         seen.append((score, {k: v.clone() for k, v in policy.state_dict().items()}))
         return score
 
-    monkeypatch.setattr(ppo, "check", scripted_check)
+    monkeypatch.setattr(ppo_report, "check", scripted_check)
     argv = [*TINY, "--total-steps", "640", "--opponents", "random", "--opponent-weights", "1"]
     argv += ["--self-share", "0", "--check-every", "0.001", "--check-games", "2"]
     argv += ["--final-check-games", "2", "--save", str(tmp_path / "p.pt")]
@@ -156,14 +157,21 @@ def test_masked_policy_never_picks_an_illegal_action() -> None:
 
 
 def test_snapshot_opponents_play_inside_the_vector_env() -> None:
-    mix = ppo.OpponentMix([("random", None, 1.0)], [PolicyOpponent(PPOPolicy(8, 1))], 1.0)
-    env = YinshVectorEnv(num_envs=8, opponent=mix, rings_to_win=1)
+    argv = ["--opponents", "random", "--opponent-weights", "1", "--self-share", "1"]
+    args = ppo.parse_args([*argv, "--pool-size", "1", "--channels", "8", "--blocks", "1"])
+    policy = PPOPolicy(8, 1)
+    pool, slots = ppo.opponent_pool(args, policy)
+    assert pool.names == ["random", "self0"] and pool.strategy == "weighted"
+    assert pool.weights().tolist() == [0.5, 0.5] and slots.taken == 1
+    snapshot = slots.slots[0].inner.policy
+    assert all(torch.equal(v, policy.state_dict()[k]) for k, v in snapshot.state_dict().items())
+    env = YinshVectorEnv(num_envs=8, opponent=pool, rings_to_win=1)
     obs, _ = env.reset(seed=1)
     rng = np.random.default_rng(1)
     ended = []
     for _ in range(200):
         obs, _, _, _, infos = env.step(random_legal(obs["action_mask"], rng))
-        ended += ppo.learner_scores(infos)
+        ended += ppo_games.learner_scores(infos)
     assert {name for _, name, _ in ended} == {"random", "self0"}
     assert {score for *_, score in ended} <= {0.0, 0.5, 1.0}
 
@@ -172,12 +180,12 @@ def test_threat_potential_counts_rows_threatened_from_the_observer_side() -> Non
     from yinsh_env import State
     from yinsh_env.envs.observation import encode
 
-    assert ppo.threat_potential(encode(State())[None], 1.0).tolist() == [0.0]
+    assert ppo_games.threat_potential(encode(State())[None], 1.0).tolist() == [0.0]
     planes = np.zeros((2, 11, 11, 17), dtype=np.float32)
-    segment = ppo.SEGMENT_CELLS[0]
+    segment = ppo_games.SEGMENT_CELLS[0]
     planes[0].reshape(121, 17)[segment[:4], 2] = 1  # four own markers in a segment
     planes[1].reshape(121, 17)[segment[:3], 3] = 1  # three of the opponent's
-    weights = ppo.threat_potential(planes, 2.0)
+    weights = ppo_games.threat_potential(planes, 2.0)
     assert weights[0] >= 2.0 and weights[1] < 0
 
 
@@ -203,20 +211,33 @@ def test_load_policy_refuses_foreign_damaged_and_diverged_files(tmp_path: Path) 
         load_policy(diverged)
 
 
-def test_adaptive_mix_meets_most_the_opponents_it_beats_half_the_time() -> None:
-    snapshot = PolicyOpponent(PPOPolicy(8, 1))
-    fixed = [("easy", None, 1.0), ("even", None, 1.0), ("hard", None, 1.0)]
-    mix = ppo.OpponentMix(fixed, [snapshot], 0.25, adaptive=True)
-    for i in range(200):
-        mix.note("easy", 1.0)
-        mix.note("even", float(i % 2))
-        mix.note("hard", 0.0)
-    easy, even, hard, self_ = mix.weights
-    assert even > 4 * easy and even > 4 * hard
-    assert self_ == pytest.approx(0.25 / 3.25)  # the snapshots keep their share
-    fixed_mix = ppo.OpponentMix(fixed, [snapshot], 0.25)
-    fixed_mix.note("easy", 1.0)
-    assert fixed_mix.weights.tolist() == pytest.approx([1 / 3.25] * 3 + [0.25 / 3.25])
+def test_adaptive_picks_the_variance_mix_and_the_snapshots_share_the_self_share() -> None:
+    """The mixes themselves: tests/env/test_opponent_mixes.py."""
+    argv = ["--opponents", "random", "greedy", "--opponent-weights", "1", "1", "--channels", "8"]
+    argv += ["--blocks", "1", "--self-share", "0.5", "--pool-size", "2", "--adaptive", "true"]
+    pool, slots = ppo.opponent_pool(ppo.parse_args(argv), PPOPolicy(8, 1))
+    assert pool.strategy == "variance" and pool.names == ["random", "greedy", "self0", "self1"]
+    assert pool.weights().tolist() == pytest.approx([1 / 2.5, 1 / 2.5, 0.25 / 2.5, 0.25 / 2.5])
+    assert len(slots) == 2 and slots.taken == 2  # both hold the learner from the start
+    no_self, none = ppo.opponent_pool(ppo.parse_args([*argv, "--self-share", "0"]), PPOPolicy(8, 1))
+    assert no_self.names == ["random", "greedy"] and not none
+    ppo.refresh(none, PPOPolicy(8, 1))  # no slots: nothing to refresh
+
+
+def test_the_command_line_shows_every_default_and_refuses_a_repeated_opponent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as shown:
+        ppo.parse_args(["--help"])
+    assert shown.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for name in ("opponent-weights", "check-against", "final-check-games", "target-kl"):
+        assert f"--{name}" in text
+    assert "(default: 0.0003)" in text and "(default: ['greedy', 'random'])" in text
+    assert text.count("(default:") == len(dataclasses.fields(ppo.Args))
+    with pytest.raises(SystemExit) as refused:
+        ppo.parse_args(["--opponents", "random", "random", "--opponent-weights", "1", "1"])
+    assert refused.value.code == 2 and "'random' twice" in capsys.readouterr().err
 
 
 def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -> None:
@@ -225,9 +246,9 @@ def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -
 
     start = encode(State())[None]
     placed = encode(State().apply_all(["E5", "F6", "G7", "H8"]))[None]
-    assert ppo.in_opening(start, 4).tolist() == [True]
-    assert ppo.in_opening(placed, 4).tolist() == [False]
-    assert ppo.in_opening(start, 0).tolist() == [False]
+    assert ppo_games.in_opening(start, 4).tolist() == [True]
+    assert ppo_games.in_opening(placed, 4).tolist() == [False]
+    assert ppo_games.in_opening(start, 0).tolist() == [False]
 
     asked: list[int] = []
 
@@ -236,7 +257,7 @@ def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -
             asked.append(len(masks))
             return np.argmax(masks, axis=1)
 
-    opponent = ppo.OpeningOpponent(First(), 4)
+    opponent = ppo_games.OpeningOpponent(First(), 4)
     planes = np.concatenate([start, placed])
     masks = np.stack(
         [State().legal_mask(), State().apply_all(["E5", "F6", "G7", "H8"]).legal_mask()]
@@ -246,5 +267,5 @@ def test_opening_placements_are_random_and_the_inner_opponent_plays_the_rest() -
     assert asked == [1] * 20  # only the position past the opening reached the inner opponent
     assert len(firsts) > 1 and all(masks[0, a] for a in firsts)
     actions = np.zeros(2, dtype=np.int64)
-    forced = ppo.opening_moves(planes, masks, actions, 4, rng)
+    forced = ppo_games.opening_moves(planes, masks, actions, 4, rng)
     assert forced.tolist() == [True, False] and masks[0, actions[0]] and actions[1] == 0

@@ -284,7 +284,7 @@ def test_league_mapping_pairs_the_learner_with_its_snapshots_per_episode() -> No
 
     league = SnapshotLeague("learner", slots=2, every=3)
     assert league.filled == [] and league.after_iteration(object(), 2) is None
-    league.taken = 3  # slots written: 0, 1, then 0 again: slot 1 is now the oldest
+    league.slots.taken = 3  # slots written: 0, 1, then 0 again: slot 1 is now the oldest
     assert league.filled == ["snapshot_1", "snapshot_0"]
 
 
@@ -308,7 +308,7 @@ def test_league_mapping_adds_fixed_opponents_in_their_share() -> None:
 
     # With snapshots too: fixed, then self-play or a snapshot among the rest.
     league = SnapshotLeague("learner", 2, 1, self_share=0.0, fixed=fixed, fixed_share=0.25)
-    league.taken = 1
+    league.slots.taken = 1
     seen = {n for e in episodes for n in (league.mapping()("player_0", e),)}
     assert seen == {"learner", "snapshot_0", *fixed}
     no_slots = SnapshotLeague("learner", 0, 1, fixed=fixed, fixed_share=0.5)
