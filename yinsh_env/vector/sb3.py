@@ -13,6 +13,8 @@ autoreset are the new games' masks, as the algorithm needs::
 Finished games follow SB3's convention: ``done`` is True, the observation is
 the next game's, and ``infos[i]["terminal_observation"]`` is the finished
 game's last one (with ``result``, ``end_reason``, ``learner`` beside it).
+Observations, rewards, dones, infos and masks are new arrays on every call
+(the vector environment's), the caller's to edit or keep.
 This module imports ``stable_baselines3``; nothing else in
 :mod:`yinsh_env` imports this module, so the engine does not need SB3.
 """
