@@ -79,6 +79,7 @@ from yinsh_env.observation import GRID
 from yinsh_env.opponents import Entry
 from yinsh_env.vector.env import YinshVectorEnv
 from yinsh_env.vector.opponents import batch_opponent, random_legal
+from yinsh_env.vector.shaping import MAX_WEIGHT
 from yinsh_env.vocabulary import Result
 
 
@@ -103,7 +104,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--adaptive", type=_yes_no, default=False, help="true: weigh opponents by p(1-p)")
     add("--pool-size", type=int_in(1, 100), default=8, help="snapshots of the learner kept")
     add("--snapshot-every", type=int_in(1, 10**6), default=10, help="updates between snapshots")
-    add("--dense-reward", type=number_in(0, 10), default=0.0, help="rings-removed shaping weight")
+    add("--dense-reward", type=number_in(0, MAX_WEIGHT), default=0.0, help="rings-removed shaping")
     add("--threat-reward", type=number_in(0, 10), default=0.0, help="rows-threatened shaping")
     # network
     add("--channels", type=int_in(1, 512), default=32)

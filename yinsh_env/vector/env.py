@@ -10,13 +10,27 @@ to act again.  ``self_play=True`` makes both seats the learner: every step
 is a decision of the player to act, seen from their side, and the reward
 goes to the player who made it.
 
-Autoreset is Gymnasium's ``SAME_STEP``: a game that ends is reset inside
+Autoreset is Gymnasium's ``SAME_STEP`` (``autoreset_mode``, an attribute
+and in ``metadata`` as Gymnasium's vector environments carry it, where
+TorchRL reads it): a game that ends is reset inside
 the step, the returned observation is the new game's (its mask valid), and
 ``info["final_obs"]`` / ``info["final_info"]`` (with ``_final_obs`` /
 ``_final_info`` flags) hold the finished game's last observation (mask all
 zeros, as the scalar env shows it) and its ``result``, ``end_reason`` and
 ``learner``.  ``learner="alternate"`` gives game i's k-th episode the side
 ``(i + k) % 2`` (White is player_0), so half the games start as Black.
+
+Everything ``reset``, ``step``, ``action_masks`` and ``learner_seats``
+return is made for that call (observations, masks, rewards, flags, infos,
+final observations): the caller's to edit or keep, as TorchRL does.
+
+Limits, checked before anything is allocated or played: ``num_envs`` is at
+most :data:`MAX_NUM_ENVS`; ``self_play`` is a bool; ``dense_reward`` and
+``gamma`` as :func:`~yinsh_env.vector.shaping.check_shaping` takes them.
+``step`` before the first ``reset`` (or after a ``reset`` or ``step`` that
+raised part-way, e.g. from an opponent) raises Gymnasium's ``ResetNeeded``,
+as ``Yinsh-v0`` does; any call after ``close()`` raises its
+``ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -30,8 +44,15 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ..actions import N_ACTIONS
-from ..aec_env import AGENTS, ILLEGAL_REWARD, check_options, check_seed, make_observation_space
-from ..errors import IllegalActionError, NotAnActionError
+from ..aec_env import (
+    AGENTS,
+    ILLEGAL_REWARD,
+    check_flag,
+    check_options,
+    check_seed,
+    make_observation_space,
+)
+from ..errors import IllegalActionError, NotAnActionError, bounded_repr
 from ..gym_env import _parse_learner, _reward
 from ..opponents import Entry, is_sampler
 from ..state import DEFAULT_RINGS_TO_WIN
@@ -44,7 +65,12 @@ from .state import new_batch, reset_games
 from .step import apply, outcome, play_random_turns
 from .tables import OVER
 
-__all__ = ["YinshVectorEnv"]
+__all__ = ["MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs"]
+
+#: The most games one vector environment holds: about 1.6 GB at construction (its
+#: batched spaces and states) and 0.7 GB of observations a step; checked first, as
+#: a million games would run out of memory only after gigabytes.
+MAX_NUM_ENVS: Final = 65536
 
 Observation = dict[str, np.ndarray]
 _RESULTS: Final = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
@@ -70,8 +96,10 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         gamma: the discount the shaping is consistent with.
     """
 
+    #: Gymnasium's vector environments carry it as an attribute (TorchRL reads it there).
+    autoreset_mode: Final = AutoresetMode.SAME_STEP
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
-        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "autoreset_mode": autoreset_mode,
         "render_modes": [],
     }
 
@@ -89,22 +117,18 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     ) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: the vector env does not render")
-        if self_play and opponent is not None:
+        self.self_play = check_flag("self_play", self_play)
+        if self.self_play and opponent is not None:
             raise ValueError("self_play has both seats the learner: pass no opponent")
-        if self_play and dense_reward:
+        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        if self.self_play and self.dense_reward:
             raise ValueError("dense_reward is for a learner against an opponent, not self_play")
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self._batch = new_batch(num_envs, rings_to_win)
-        self.num_envs = self._batch.num_games
         self._side_choice = _parse_learner(learner)
         self.illegal_reward = _reward(illegal_reward)
-        self.self_play = bool(self_play)
-        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        self._batch = new_batch(check_num_envs(num_envs), rings_to_win)
+        self.num_envs = self._batch.num_games
+        #: Why step() must wait for reset(): none yet, or a reset or step raised part-way.
+        self._needs_reset: str | None = "step() before reset()"
         self.opponent = opponent
         self._sampler = opponent if is_sampler(opponent) else None
         self._players: list[BatchOpponent] = (
@@ -140,6 +164,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         side = _parse_learner(options["learner"]) if "learner" in options else None
         if side is not None and self.self_play:
             raise ValueError("reset option 'learner': self_play has both seats the learner")
+        self._require_open("reset")
+        self._needs_reset = "the last reset() raised part-way"
         super().reset(seed=seed)
         if seed is not None:
             self._episodes[:] = 0
@@ -149,6 +175,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
                     reseed(seed=int(self.np_random.integers(2**31)))
         reset_games(self._batch, self._all)
         self._start(self._all, side)
+        self._needs_reset = None
         return self._observe(), {}
 
     def _start(
@@ -284,12 +311,16 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def step(
         self, actions: Any
     ) -> tuple[Observation, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._require_open("step")
+        if self._needs_reset is not None:
+            raise gymnasium.error.ResetNeeded(f"{self._needs_reset}: call reset() first")
         acts = self._check_actions(actions)
         batch = self._batch
         legal = batch.mask[self._all, acts]
         if self.illegal_reward is None and not legal.all():
             game = int(np.argmin(legal))
             raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
+        self._needs_reset = "the last step() raised part-way"  # until it completes
         seat = batch.to_act.copy() if self.self_play else self._learner.copy()
         played = self._all[legal]
         self._apply(played, acts[played], refresh=False)
@@ -312,6 +343,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             self._finish(ended, seat, finished, winner, ending, acts, rewards, infos)
         if self._random_only:  # the masks left stale by this step's actions and new games
             refresh_mask(batch, self._all)
+        self._needs_reset = None
         return self._observe(), rewards, done, np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def _finish(
@@ -388,14 +420,34 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 2142) int8: the legal actions of the player to act in each game."""
+        self._require_open("action_masks")
         return self._batch.mask.view(np.int8).copy()
 
     @property
     def learner_seats(self) -> np.ndarray:
         """(num_envs,) the side the learner plays in each game now (0 White, 1 Black)."""
+        self._require_open("learner_seats")
         return self._batch.to_act.copy() if self.self_play else self._learner.copy()
+
+    def _require_open(self, call: str) -> None:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError(
+                f"{call}() after close(): this vector env is closed; make a new one"
+            )
 
     def close_extras(self, **kwargs: Any) -> None:
         close = getattr(self.opponent, "close", None)
         if callable(close):
             close()
+
+
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs`` as an int if it is an integer ``1..MAX_NUM_ENVS`` (a bool is not),
+    else ValueError naming it: before anything is allocated."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise ValueError(f"num_envs must be an integer, got {bounded_repr(num_envs)}")
+    if not 1 <= num_envs <= MAX_NUM_ENVS:
+        raise ValueError(
+            f"num_envs must be an integer 1..{MAX_NUM_ENVS}, got {bounded_repr(num_envs)}"
+        )
+    return int(num_envs)
