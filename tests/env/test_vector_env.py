@@ -217,7 +217,11 @@ def test_bad_settings_are_refused_by_name(kwargs: dict[str, Any], word: str) -> 
     ("options", "error", "words"),
     [
         ([1], TypeError, "must be a dict"),
-        ({"leaner": 0}, ValueError, "unknown reset option(s) 'leaner' (known: learner)"),
+        (
+            {"leaner": 0},
+            ValueError,
+            "unknown reset option(s) 'leaner' (known: learner, reset_mask)",
+        ),
         ({"learner": 0, "state": None}, ValueError, "'state'"),
         ({1: 2}, TypeError, "names must be strings"),
         ({"learner": "left"}, ValueError, "unknown learner side 'left'"),
@@ -477,3 +481,73 @@ def test_the_largest_shaping_weight_gives_finite_rewards() -> None:
         )
         assert np.isfinite(rewards).all()
         ended += int(terminated.sum())
+
+
+# --- autoreset DISABLED: a finished game waits for reset(options={"reset_mask": ...}) ---
+
+
+def test_disabled_autoreset_plays_as_same_step_with_resets_by_mask() -> None:
+    same = YinshVectorEnv(4, opponent=lowest)
+    held = YinshVectorEnv(4, opponent=lowest, autoreset_mode=AutoresetMode.DISABLED)
+    assert held.autoreset_mode is held.metadata["autoreset_mode"] is AutoresetMode.DISABLED
+    assert same.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP  # the class's untouched
+    observations, _ = same.reset(seed=5)
+    assert data_equivalence(held.reset(seed=5)[0], observations, exact=True)
+    rng = np.random.default_rng(5)
+    ended = 0
+    while ended < 6:
+        actions = random_legal(observations["action_mask"], rng)
+        observations, rewards, terminated, _, info = same.step(actions)
+        shown, held_rewards, held_terminated, _, held_info = held.step(actions)
+        assert data_equivalence((held_rewards, held_terminated), (rewards, terminated), exact=True)
+        done = np.flatnonzero(terminated)
+        for i in done:  # the game as it ended, where SAME_STEP shows the next one
+            assert data_equivalence({k: v[i] for k, v in shown.items()}, info["final_obs"][i])
+            assert not shown["action_mask"][i].any()
+            for key in ("result", "end_reason", "learner"):
+                assert held_info[f"_{key}"][i] and held_info[key][i] == info["final_info"][key][i]
+        assert "final_obs" not in held_info
+        if done.size:
+            ended += done.size
+            with pytest.raises(gym.error.ResetNeeded, match=r"are over.*reset_mask"):
+                held.step(actions)
+            shown, _ = held.reset(options={"reset_mask": terminated})
+        assert data_equivalence(shown, observations, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("mask", "words"),
+    [(np.ones(3, dtype=np.int64), "must be 3 bools"), (np.ones(2, dtype=np.bool_), "3 bools")],
+)
+def test_a_malformed_reset_mask_is_refused_by_name(mask: np.ndarray, words: str) -> None:
+    vec = YinshVectorEnv(3)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=words):
+        vec.reset(options={"reset_mask": mask})
+
+
+def test_a_reset_mask_resets_only_the_games_it_marks_and_needs_a_full_reset_first() -> None:
+    vec = YinshVectorEnv(3, opponent=lowest, learner="player_0")
+    with pytest.raises(gym.error.ResetNeeded, match="reset every game"):
+        vec.reset(options={"reset_mask": np.array([True, False, False])})
+    observations, _ = vec.reset(options={"reset_mask": np.ones(3, dtype=np.bool_)})
+    actions = random_legal(observations["action_mask"], np.random.default_rng(0))
+    moved, *_ = vec.step(actions)
+    again, _ = vec.reset(options={"reset_mask": np.array([False, True, False])})
+    for i, source in enumerate((moved, observations, moved)):
+        assert data_equivalence(
+            {k: v[i] for k, v in again.items()}, {k: v[i] for k, v in source.items()}
+        )
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, "NextStep", "same_step", 1, None])
+def test_an_autoreset_mode_the_env_does_not_offer_is_refused(mode: Any) -> None:
+    with pytest.raises(ValueError, match=r"autoreset_mode must be one of AutoresetMode\.SAME_STEP"):
+        YinshVectorEnv(2, autoreset_mode=mode)
+
+
+def test_autoreset_modes_are_taken_by_value_too() -> None:
+    vec = gym.make_vec(
+        "Yinsh-v0", num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="Disabled"
+    )
+    assert vec.autoreset_mode is AutoresetMode.DISABLED

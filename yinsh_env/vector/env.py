@@ -20,6 +20,14 @@ zeros, as the scalar env shows it) and its ``result``, ``end_reason`` and
 ``learner``.  ``learner="alternate"`` gives game i's k-th episode the side
 ``(i + k) % 2`` (White is player_0), so half the games start as Black.
 
+``autoreset_mode=AutoresetMode.DISABLED`` (Gymnasium's other mode for vector
+environments, and TorchRL's preferred one) leaves a finished game as it
+ended: its observation is the last one, ``info`` holds ``result``,
+``end_reason`` and ``learner`` (with ``_key`` flags, as Gymnasium's own
+vector environments give a sub-environment's info), and ``step`` raises
+``ResetNeeded`` until ``reset(options={"reset_mask": mask})`` has started
+it anew (in either mode, a ``reset_mask`` resets only the games it marks).
+
 Everything ``reset``, ``step``, ``action_masks`` and ``learner_seats``
 return is made for that call (observations, masks, rewards, flags, infos,
 final observations): the caller's to edit or keep, as TorchRL does.
@@ -65,7 +73,11 @@ from .state import new_batch, reset_games
 from .step import apply, outcome, play_random_turns
 from .tables import OVER
 
-__all__ = ["MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs"]
+__all__ = ["AUTORESET_MODES", "MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs"]
+
+#: The autoreset modes the vector env offers (the first is the default); Gymnasium's
+#: NEXT_STEP would return an empty mask a step long, which no caller can act on.
+AUTORESET_MODES: Final = (AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
 #: The most games one vector environment holds: about 1.6 GB at construction (its
 #: batched spaces and states) and 0.7 GB of observations a step; checked first, as
@@ -94,12 +106,15 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         dense_reward: the weight of potential-based shaping from rings
             removed (:mod:`.shaping`); 0, the default, is off.
         gamma: the discount the shaping is consistent with.
+        autoreset_mode: ``SAME_STEP`` (the default) or ``DISABLED`` (the
+            module docstring), an :class:`~gymnasium.vector.AutoresetMode` or
+            its value (``"SameStep"``, ``"Disabled"``).
     """
 
     #: Gymnasium's vector environments carry it as an attribute (TorchRL reads it there).
-    autoreset_mode: Final = AutoresetMode.SAME_STEP
+    autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
-        "autoreset_mode": autoreset_mode,
+        "autoreset_mode": AutoresetMode.SAME_STEP,
         "render_modes": [],
     }
 
@@ -114,9 +129,12 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         dense_reward: float = 0.0,
         gamma: float = 0.99,
         render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
     ) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: the vector env does not render")
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.self_play = check_flag("self_play", self_play)
         if self.self_play and opponent is not None:
             raise ValueError("self_play has both seats the learner: pass no opponent")
@@ -142,6 +160,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._episodes = np.zeros(self.num_envs, dtype=np.int64)
         self._phi = np.zeros(self.num_envs, dtype=np.float64)
         self._all = np.arange(self.num_envs)
+        #: DISABLED: the games that ended and wait for a reset, and the seat that saw it.
+        self._over = np.zeros(self.num_envs, dtype=np.bool_)
+        self._over_seat = np.zeros(self.num_envs, dtype=np.int64)
         #: The one opponent plays uniformly at random: its actions are drawn from the
         #: positions (play_random_turns) and its masks never built (see _apply).
         self._random_only = len(self._players) == 1 and type(self._players[0]) is RandomOpponent
@@ -156,27 +177,49 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
-        """Start every game afresh.  ``options`` as ``Yinsh-v0`` checks them (a dict of
-        known string keys, else an error naming the key); the one known here is
-        ``"learner"``, the side (as the constructor takes it) in the games started now."""
+        """Start every game afresh, or those ``options["reset_mask"]`` marks.
+
+        ``options`` as ``Yinsh-v0`` checks them (a dict of known string keys,
+        else an error naming the key); known here: ``"learner"``, the side (as
+        the constructor takes it) in the games started now, and
+        ``"reset_mask"``, (num_envs,) bools: the games to start anew (Gymnasium's
+        option; the others keep their positions).  The observations returned
+        are every game's."""
         seed = check_seed(seed)
-        options = check_options(options, ("learner",))
+        options = check_options(options, ("learner", "reset_mask"))
         side = _parse_learner(options["learner"]) if "learner" in options else None
         if side is not None and self.self_play:
             raise ValueError("reset option 'learner': self_play has both seats the learner")
         self._require_open("reset")
+        games = self._all if "reset_mask" not in options else self._masked(options["reset_mask"])
         self._needs_reset = "the last reset() raised part-way"
         super().reset(seed=seed)
         if seed is not None:
-            self._episodes[:] = 0
+            self._episodes[games] = 0
             for player in self._players:
                 reseed = getattr(player, "reset", None)
                 if callable(reseed):
                     reseed(seed=int(self.np_random.integers(2**31)))
-        reset_games(self._batch, self._all)
-        self._start(self._all, side)
+        reset_games(self._batch, games)
+        self._over[games] = False
+        self._start(games, side)
         self._needs_reset = None
         return self._observe(), {}
+
+    def _masked(self, mask: Any) -> np.ndarray:
+        """The games a ``reset_mask`` marks; ValueError unless it is num_envs bools, and
+        ResetNeeded where some games were never started (or a call raised part-way)."""
+        marks = np.asarray(mask)
+        if marks.dtype != np.bool_ or marks.shape != (self.num_envs,):
+            raise ValueError(
+                f"reset option 'reset_mask' must be {self.num_envs} bools, "
+                f"got {marks.dtype} of shape {marks.shape}"
+            )
+        if self._needs_reset is not None and not marks.all():
+            raise gymnasium.error.ResetNeeded(
+                f"{self._needs_reset}: reset every game before a reset_mask"
+            )
+        return np.flatnonzero(marks)
 
     def _start(
         self, games: np.ndarray, side: str | int | None = None, refresh: bool = True
@@ -314,6 +357,11 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._require_open("step")
         if self._needs_reset is not None:
             raise gymnasium.error.ResetNeeded(f"{self._needs_reset}: call reset() first")
+        if self._over.any():
+            raise gymnasium.error.ResetNeeded(
+                f"games {bounded_repr(np.flatnonzero(self._over).tolist())} are over "
+                "(autoreset_mode DISABLED): reset them with reset(options={'reset_mask': ...})"
+            )
         acts = self._check_actions(actions)
         batch = self._batch
         legal = batch.mask[self._all, acts]
@@ -359,14 +407,10 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     ) -> None:
         """Report the games ``ended`` in ``infos`` (the arrays and ``_key`` flags that
         Gymnasium's ``_add_info`` makes), tell a sampler, and start new games (against
-        the random opponent their masks are left for the step to refresh)."""
+        the random opponent their masks are left for the step to refresh), or with
+        autoreset DISABLED leave them over until a reset."""
         batch = self._batch
         n = self.num_envs
-        planes = encode(batch, ended, seat[ended])
-        masks = masks_for(batch, ended, seat[ended])
-        final_obs = np.full(n, None, dtype=object)
-        for i, game in enumerate(ended.tolist()):
-            final_obs[game] = {"observation": planes[i], "action_mask": masks[i]}
         info: dict[str, Any] = {}
 
         def column(key: str, games: np.ndarray, values: Any, dtype: Any = object) -> None:
@@ -388,6 +432,15 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             for game, entry in zip(ended.tolist(), entries):
                 if entry is not None:
                     self._sampler.record(entry, float(rewards[game]))
+        if self.autoreset_mode is AutoresetMode.DISABLED:
+            infos.update(info)
+            self._over[ended] = True
+            self._over_seat[ended] = seat[ended]
+            return
+        planes, masks = self._last_observations(ended, seat[ended])
+        final_obs = np.full(n, None, dtype=object)
+        for i, game in enumerate(ended.tolist()):
+            final_obs[game] = {"observation": planes[i], "action_mask": masks[i]}
         flags = np.zeros(n, dtype=np.bool_)
         flags[ended] = True
         infos.update(final_obs=final_obs, _final_obs=flags, final_info=info, _final_info=flags)
@@ -411,10 +464,21 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def _observe(self) -> Observation:
         batch = self._batch
-        return {
+        observation = {
             "observation": encode(batch),
             "action_mask": batch.mask.view(np.int8).copy(),
         }
+        if self._over.any():  # DISABLED: a game over shows its last observation until reset
+            over = np.flatnonzero(self._over)
+            planes, masks = self._last_observations(over, self._over_seat[over])
+            observation["observation"][over] = planes
+            observation["action_mask"][over] = masks
+        return observation
+
+    def _last_observations(self, games: np.ndarray, seats: np.ndarray) -> tuple[Any, Any]:
+        """The planes and masks that ``games``, just ended, show ``seats``: the scalar
+        env's last observation (its mask all zeros once the game is over)."""
+        return encode(self._batch, games, seats), masks_for(self._batch, games, seats)
 
     # --- queries -------------------------------------------------------------------
 
@@ -451,3 +515,15 @@ def check_num_envs(num_envs: object) -> int:
             f"num_envs must be an integer 1..{MAX_NUM_ENVS}, got {bounded_repr(num_envs)}"
         )
     return int(num_envs)
+
+
+def _autoreset_mode(mode: object) -> AutoresetMode:
+    """``mode`` as one of :data:`AUTORESET_MODES` (the enum or its value), else ValueError."""
+    try:
+        chosen = AutoresetMode(mode)
+    except (ValueError, TypeError):
+        chosen = None
+    if chosen not in AUTORESET_MODES:
+        offered = ", ".join(f"AutoresetMode.{m.name}" for m in AUTORESET_MODES)
+        raise ValueError(f"autoreset_mode must be one of {offered}, got {bounded_repr(mode)}")
+    return chosen

@@ -26,6 +26,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
     VecEnvIndices,
@@ -45,6 +46,11 @@ class YinshSB3VecEnv(VecEnv):
         self.env = env if env is not None else YinshVectorEnv(**kwargs)
         if env is not None and kwargs:
             raise ValueError(f"give either env or YinshVectorEnv's arguments, not both: {kwargs}")
+        if self.env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise ValueError(
+                f"SB3 resets a finished game inside the step: autoreset_mode "
+                f"{self.env.autoreset_mode} is not AutoresetMode.SAME_STEP"
+            )
         super().__init__(
             self.env.num_envs, self.env.single_observation_space, self.env.single_action_space
         )
