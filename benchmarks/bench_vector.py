@@ -36,6 +36,7 @@ import numpy as np
 import yinsh_env.envs.gym_env  # noqa: F401  (registers Yinsh-v0)
 from agents.infra.cli_args import int_in, number_in
 from yinsh_env.vector.batch_agents import random_legal
+from yinsh_env.vector.env import MAX_NUM_ENVS
 
 
 def scalar_rate(seconds: float, seed: int = 0) -> float:
@@ -88,7 +89,7 @@ def machine() -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", type=int_in(1, 65536), default=256)
+    parser.add_argument("--envs", type=int_in(1, MAX_NUM_ENVS), default=256)
     parser.add_argument("--seconds", type=number_in(0.1, 600.0), default=2.0)
     parser.add_argument("--rounds", type=int_in(1, 100), default=3)
     args = parser.parse_args(argv)

@@ -80,6 +80,7 @@ from train.libraries.ppo_report import Report
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.envs.matchmaking import OpponentPool, SnapshotSlots
 from yinsh_env.vector.env import YinshVectorEnv
+from yinsh_env.vector.shaping import MAX_WEIGHT
 
 
 @dataclass
@@ -101,7 +102,7 @@ class Args:
     adaptive: bool = option(False, yes_no, "true: weigh opponents by p(1-p)")
     pool_size: int = option(8, int_in(1, 100), "snapshots of the learner kept")
     snapshot_every: int = option(10, int_in(1, 10**6), "updates between snapshots")
-    dense_reward: float = option(0.0, number_in(0, 10), "rings-removed shaping weight")
+    dense_reward: float = option(0.0, number_in(0, MAX_WEIGHT), "rings-removed shaping weight")
     threat_reward: float = option(0.0, number_in(0, 10), "rows-threatened shaping")
     # network
     channels: int = option(32, int_in(1, 512), "convolution channels")

@@ -23,7 +23,9 @@ while it removes rows and rings, and the opponent may remove rows the mover
 made for it before its own move: ``agent_selection`` always names the agent
 to act.  Observations are ``{"observation": planes, "action_mask": int8}``
 (planes documented in :mod:`yinsh_env.envs.observation`), from the observing
-agent's point of view; the waiting agent's mask is all zeros.  The mask's
+agent's point of view; the waiting agent's mask is all zeros.  Every
+``observe`` / ``last`` returns a new dict of new arrays: the caller's to edit
+or keep (a library that writes tensors into it changes nothing here).  The mask's
 dtype is ``int8`` (1 legal, 0 not), what Gymnasium's
 ``action_space.sample(mask=...)`` takes.  Rewards are +1 / -1 / 0 for win /
 loss / draw, given when the game ends.
@@ -466,7 +468,6 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self.agent_selection = AGENTS[game.to_act]
         self._skip_agent_selection = None
-        self._observations: dict[str, dict[str, np.ndarray]] = {}
         self._update_infos()
 
     def step(self, action: Any) -> None:
@@ -500,7 +501,6 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         game = self._game
         game.apply(action)  # checks legality; unchanged on error
         self.last_action = action
-        self._observations.clear()  # (a new dict per step would wake the garbage collector sooner)
         self._cumulative_rewards[agent] = 0.0
         if game.is_terminal:
             white, black = game.returns()
@@ -540,20 +540,24 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
     # --- observations --------------------------------------------------------------
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``agent``'s observation; cached until the next step."""
-        obs = self._observations.get(agent)
-        if obs is not None:
-            return obs
+        """``agent``'s observation: a new dict of new arrays on every call, the caller's.
+
+        Made afresh rather than cached and copied: a loop asks once per step,
+        and making the arrays costs about what copying cached ones would.
+        """
+        player = self._player(agent)
+        return {"observation": encode(self._game, player), "action_mask": self._mask(player)}
+
+    def _player(self, agent: str) -> int:
         try:
-            player = AGENT_INDEX[agent]
+            return AGENT_INDEX[agent]
         except KeyError:
             raise ValueError(f"unknown agent {agent!r}; agents are {AGENTS}") from None
+
+    def _mask(self, player: int) -> np.ndarray:
+        """A new mask: the legal actions for the player to act (none once over), else zeros."""
         game = self._game
-        # The agent to act gets the legal actions (none once over), the other all zeros.
-        mask = game.legal_mask() if player == game.to_act else np.zeros(N_ACTIONS, dtype=np.int8)
-        obs = {"observation": encode(game, player), "action_mask": mask}
-        self._observations[agent] = obs
-        return obs
+        return game.legal_mask() if player == game.to_act else np.zeros(N_ACTIONS, dtype=np.int8)
 
     def last(
         self, observe: bool = True
@@ -570,8 +574,8 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         )
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
-        """The legal-action mask of ``agent`` (default: the agent to act)."""
-        return self.observe(self.agent_selection if agent is None else agent)["action_mask"]
+        """The legal-action mask of ``agent`` (default: the agent to act): a new array."""
+        return self._mask(self._player(self.agent_selection if agent is None else agent))
 
     # --- rendering -----------------------------------------------------------------
 

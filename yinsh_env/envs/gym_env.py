@@ -18,7 +18,9 @@ decisions until the learner must act again (or the game ends):
 ['end_reason', 'opponent_actions', 'result']
 
 Observations and actions are the PettingZoo environment's (see
-:mod:`yinsh_env.envs.aec_env`), from the learner's point of view; the reward is
+:mod:`yinsh_env.envs.aec_env`), from the learner's point of view; each ``reset``
+and ``step`` returns a new dict of new arrays, the caller's to edit or keep
+(TorchRL's ``GymWrapper`` writes tensors into it); the reward is
 +1 / -1 / 0 for the learner when the game ends.  :meth:`action_masks` serves
 sb3-contrib's ``MaskablePPO``; it is the observation's ``int8`` mask (1
 legal), which Gymnasium's ``action_space.sample(mask=...)`` takes too.
@@ -250,8 +252,8 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             self._finish(float(self.illegal_reward))
             info = self._info([])
             info["illegal_action"] = index
-            unchanged = {key: value.copy() for key, value in self._aec.observe(agent).items()}
-            return unchanged, float(self.illegal_reward), True, False, info
+            observation = self._aec.observe(agent)  # the position is unchanged
+            return observation, float(self.illegal_reward), True, False, info
         self._aec.step(index)  # raises IllegalActionError, unchanged state, if illegal
         played = self._play_opponent()
         reward = game.returns()[self._learner] if self._done else 0.0
@@ -324,9 +326,9 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         """The learner's legal actions as an ``int8`` mask (sb3-contrib's MaskablePPO).
 
         The observation's own mask dtype, which Gymnasium's masked sampling
-        also takes; a copy, so a caller's edits cannot reach the observation.
+        also takes; a new array on every call.
         """
-        return self._aec.observe(self.learner)["action_mask"].copy()
+        return self._aec.action_mask(self.learner)
 
     # --- rendering -----------------------------------------------------------------
 

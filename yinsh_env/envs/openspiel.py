@@ -21,7 +21,10 @@ it wraps:
 * **Observations.**  The observation tensor is the project's planes
   (:func:`yinsh_env.envs.observation.encode`, shape (11, 11, 17), channel-last)
   from the asking player's point of view; the observation string is the
-  position text (:meth:`~yinsh_env.State.to_text`).  The information state
+  position text (:meth:`~yinsh_env.State.to_text`).  ``observation_tensor``
+  returns a new list each call; an observer from ``make_observation`` owns
+  its ``tensor``, which each ``set_from`` overwrites whole (OpenSpiel's
+  contract), so edits to it never reach the game.  The information state
   string (perfect information) is the history of actions.
 * **Serialisation.**  A state serialises (``state.serialize()``, pickling)
   through the position text: the Python side of the state pickles as

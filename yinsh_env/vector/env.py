@@ -10,13 +10,35 @@ to act again.  ``self_play=True`` makes both seats the learner: every step
 is a decision of the player to act, seen from their side, and the reward
 goes to the player who made it.
 
-Autoreset is Gymnasium's ``SAME_STEP``: a game that ends is reset inside
+Autoreset is Gymnasium's ``SAME_STEP`` (``autoreset_mode``, an attribute
+and in ``metadata`` as Gymnasium's vector environments carry it, where
+TorchRL reads it): a game that ends is reset inside
 the step, the returned observation is the new game's (its mask valid), and
 ``info["final_obs"]`` / ``info["final_info"]`` (with ``_final_obs`` /
 ``_final_info`` flags) hold the finished game's last observation (mask all
 zeros, as the scalar env shows it) and its ``result``, ``end_reason`` and
 ``learner``.  ``learner="alternate"`` gives game i's k-th episode the side
 ``(i + k) % 2`` (White is player_0), so half the games start as Black.
+
+``autoreset_mode=AutoresetMode.DISABLED`` (Gymnasium's other mode for vector
+environments, and TorchRL's preferred one) leaves a finished game as it
+ended: its observation is the last one, ``info`` holds ``result``,
+``end_reason`` and ``learner`` (with ``_key`` flags, as Gymnasium's own
+vector environments give a sub-environment's info), and ``step`` raises
+``ResetNeeded`` until ``reset(options={"reset_mask": mask})`` has started
+it anew (in either mode, a ``reset_mask`` resets only the games it marks).
+
+Everything ``reset``, ``step``, ``action_masks`` and ``learner_seats``
+return is made for that call (observations, masks, rewards, flags, infos,
+final observations): the caller's to edit or keep, as TorchRL does.
+
+Limits, checked before anything is allocated or played: ``num_envs`` is at
+most :data:`MAX_NUM_ENVS`; ``self_play`` is a bool; ``dense_reward`` and
+``gamma`` as :func:`~yinsh_env.vector.shaping.check_shaping` takes them.
+``step`` before the first ``reset`` (or after a ``reset`` or ``step`` that
+raised part-way, e.g. from an opponent) raises Gymnasium's ``ResetNeeded``,
+as ``Yinsh-v0`` does; any call after ``close()`` raises its
+``ClosedEnvironmentError``.
 """
 
 from __future__ import annotations
@@ -30,12 +52,13 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from yinsh_env.engine.actions import N_ACTIONS
-from yinsh_env.engine.errors import IllegalActionError, NotAnActionError
+from yinsh_env.engine.errors import IllegalActionError, NotAnActionError, bounded_repr
 from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN
 from yinsh_env.engine.vocabulary import Result, Termination
 from yinsh_env.envs.aec_env import (
     AGENTS,
     ILLEGAL_REWARD,
+    check_flag,
     check_options,
     check_seed,
     make_observation_space,
@@ -55,7 +78,16 @@ from yinsh_env.vector.shaping import check_shaping, ring_potential
 from yinsh_env.vector.step import apply, outcome, play_random_turns
 from yinsh_env.vector.tables import OVER
 
-__all__ = ["YinshVectorEnv"]
+__all__ = ["AUTORESET_MODES", "MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs"]
+
+#: The autoreset modes the vector env offers (the first is the default); Gymnasium's
+#: NEXT_STEP would return an empty mask a step long, which no caller can act on.
+AUTORESET_MODES: Final = (AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+
+#: The most games one vector environment holds: about 1.6 GB at construction (its
+#: batched spaces and states) and 0.7 GB of observations a step; checked first, as
+#: a million games would run out of memory only after gigabytes.
+MAX_NUM_ENVS: Final = 65536
 
 Observation = dict[str, np.ndarray]
 _RESULTS: Final = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
@@ -79,6 +111,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         dense_reward: the weight of potential-based shaping from rings
             removed (:mod:`.shaping`); 0, the default, is off.
         gamma: the discount the shaping is consistent with.
+        autoreset_mode: ``SAME_STEP`` (the default) or ``DISABLED`` (the
+            module docstring), an :class:`~gymnasium.vector.AutoresetMode` or
+            its value (``"SameStep"``, ``"Disabled"``).
 
     >>> from yinsh_env.vector import YinshVectorEnv
     >>> envs = YinshVectorEnv(num_envs=4, opponent=None)
@@ -93,6 +128,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     ([0.0, 0.0, 0.0, 0.0], [False, False, False, False])
     """
 
+    #: Gymnasium's vector environments carry it as an attribute (TorchRL reads it there).
+    autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
     metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's class attribute)
         "autoreset_mode": AutoresetMode.SAME_STEP,
         "render_modes": [],
@@ -109,25 +146,24 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         dense_reward: float = 0.0,
         gamma: float = 0.99,
         render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
     ) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: the vector env does not render")
-        if self_play and opponent is not None:
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.self_play = check_flag("self_play", self_play)
+        if self.self_play and opponent is not None:
             raise ValueError("self_play has both seats the learner: pass no opponent")
-        if self_play and dense_reward:
+        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        if self.self_play and self.dense_reward:
             raise ValueError("dense_reward is for a learner against an opponent, not self_play")
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self._batch = new_batch(num_envs, rings_to_win)
-        self.num_envs = self._batch.num_games
         self._side_choice = _parse_learner(learner)
         self.illegal_reward = _reward(illegal_reward)
-        self.self_play = bool(self_play)
-        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        self._batch = new_batch(check_num_envs(num_envs), rings_to_win)
+        self.num_envs = self._batch.num_games
+        #: Why step() must wait for reset(): none yet, or a reset or step raised part-way.
+        self._needs_reset: str | None = "step() before reset()"
         self.opponent = opponent
         self._sampler = opponent if is_sampler(opponent) else None
         self._players: list[BatchOpponent] = (
@@ -141,6 +177,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._episodes = np.zeros(self.num_envs, dtype=np.int64)
         self._phi = np.zeros(self.num_envs, dtype=np.float64)
         self._all = np.arange(self.num_envs)
+        #: DISABLED: the games that ended and wait for a reset, and the seat that saw it.
+        self._over = np.zeros(self.num_envs, dtype=np.bool_)
+        self._over_seat = np.zeros(self.num_envs, dtype=np.int64)
         #: The one opponent plays uniformly at random: its actions are drawn from the
         #: positions (play_random_turns) and its masks never built (see _apply).
         self._random_only = len(self._players) == 1 and type(self._players[0]) is RandomOpponent
@@ -155,24 +194,49 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
-        """Start every game afresh.  ``options`` as ``Yinsh-v0`` checks them (a dict of
-        known string keys, else an error naming the key); the one known here is
-        ``"learner"``, the side (as the constructor takes it) in the games started now."""
+        """Start every game afresh, or those ``options["reset_mask"]`` marks.
+
+        ``options`` as ``Yinsh-v0`` checks them (a dict of known string keys,
+        else an error naming the key); known here: ``"learner"``, the side (as
+        the constructor takes it) in the games started now, and
+        ``"reset_mask"``, (num_envs,) bools: the games to start anew (Gymnasium's
+        option; the others keep their positions).  The observations returned
+        are every game's."""
         seed = check_seed(seed)
-        options = check_options(options, ("learner",))
+        options = check_options(options, ("learner", "reset_mask"))
         side = _parse_learner(options["learner"]) if "learner" in options else None
         if side is not None and self.self_play:
             raise ValueError("reset option 'learner': self_play has both seats the learner")
+        self._require_open("reset")
+        games = self._all if "reset_mask" not in options else self._masked(options["reset_mask"])
+        self._needs_reset = "the last reset() raised part-way"
         super().reset(seed=seed)
         if seed is not None:
-            self._episodes[:] = 0
+            self._episodes[games] = 0
             for player in self._players:
                 reseed = getattr(player, "reset", None)
                 if callable(reseed):
                     reseed(seed=int(self.np_random.integers(2**31)))
-        reset_games(self._batch, self._all)
-        self._start(self._all, side)
+        reset_games(self._batch, games)
+        self._over[games] = False
+        self._start(games, side)
+        self._needs_reset = None
         return self._observe(), {}
+
+    def _masked(self, mask: Any) -> np.ndarray:
+        """The games a ``reset_mask`` marks; ValueError unless it is num_envs bools, and
+        ResetNeeded where some games were never started (or a call raised part-way)."""
+        marks = np.asarray(mask)
+        if marks.dtype != np.bool_ or marks.shape != (self.num_envs,):
+            raise ValueError(
+                f"reset option 'reset_mask' must be {self.num_envs} bools, "
+                f"got {marks.dtype} of shape {marks.shape}"
+            )
+        if self._needs_reset is not None and not marks.all():
+            raise gymnasium.error.ResetNeeded(
+                f"{self._needs_reset}: reset every game before a reset_mask"
+            )
+        return np.flatnonzero(marks)
 
     def _start(
         self, games: np.ndarray, side: str | int | None = None, refresh: bool = True
@@ -307,12 +371,21 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     def step(
         self, actions: Any
     ) -> tuple[Observation, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._require_open("step")
+        if self._needs_reset is not None:
+            raise gymnasium.error.ResetNeeded(f"{self._needs_reset}: call reset() first")
+        if self._over.any():
+            raise gymnasium.error.ResetNeeded(
+                f"games {bounded_repr(np.flatnonzero(self._over).tolist())} are over "
+                "(autoreset_mode DISABLED): reset them with reset(options={'reset_mask': ...})"
+            )
         acts = self._check_actions(actions)
         batch = self._batch
         legal = batch.mask[self._all, acts]
         if self.illegal_reward is None and not legal.all():
             game = int(np.argmin(legal))
             raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
+        self._needs_reset = "the last step() raised part-way"  # until it completes
         seat = batch.to_act.copy() if self.self_play else self._learner.copy()
         played = self._all[legal]
         self._apply(played, acts[played], refresh=False)
@@ -335,6 +408,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             self._finish(ended, seat, finished, winner, ending, acts, rewards, infos)
         if self._random_only:  # the masks left stale by this step's actions and new games
             refresh_mask(batch, self._all)
+        self._needs_reset = None
         return self._observe(), rewards, done, np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def _finish(
@@ -350,14 +424,10 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
     ) -> None:
         """Report the games ``ended`` in ``infos`` (the arrays and ``_key`` flags that
         Gymnasium's ``_add_info`` makes), tell a sampler, and start new games (against
-        the random opponent their masks are left for the step to refresh)."""
+        the random opponent their masks are left for the step to refresh), or with
+        autoreset DISABLED leave them over until a reset."""
         batch = self._batch
         n = self.num_envs
-        planes = encode(batch, ended, seat[ended])
-        masks = masks_for(batch, ended, seat[ended])
-        final_obs = np.full(n, None, dtype=object)
-        for i, game in enumerate(ended.tolist()):
-            final_obs[game] = {"observation": planes[i], "action_mask": masks[i]}
         info: dict[str, Any] = {}
 
         def column(key: str, games: np.ndarray, values: Any, dtype: Any = object) -> None:
@@ -379,6 +449,15 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             for game, entry in zip(ended.tolist(), entries):
                 if entry is not None:
                     self._sampler.record(entry, float(rewards[game]))
+        if self.autoreset_mode is AutoresetMode.DISABLED:
+            infos.update(info)
+            self._over[ended] = True
+            self._over_seat[ended] = seat[ended]
+            return
+        planes, masks = self._last_observations(ended, seat[ended])
+        final_obs = np.full(n, None, dtype=object)
+        for i, game in enumerate(ended.tolist()):
+            final_obs[game] = {"observation": planes[i], "action_mask": masks[i]}
         flags = np.zeros(n, dtype=np.bool_)
         flags[ended] = True
         infos.update(final_obs=final_obs, _final_obs=flags, final_info=info, _final_info=flags)
@@ -402,23 +481,66 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
 
     def _observe(self) -> Observation:
         batch = self._batch
-        return {
+        observation = {
             "observation": encode(batch),
             "action_mask": batch.mask.view(np.int8).copy(),
         }
+        if self._over.any():  # DISABLED: a game over shows its last observation until reset
+            over = np.flatnonzero(self._over)
+            planes, masks = self._last_observations(over, self._over_seat[over])
+            observation["observation"][over] = planes
+            observation["action_mask"][over] = masks
+        return observation
+
+    def _last_observations(self, games: np.ndarray, seats: np.ndarray) -> tuple[Any, Any]:
+        """The planes and masks that ``games``, just ended, show ``seats``: the scalar
+        env's last observation (its mask all zeros once the game is over)."""
+        return encode(self._batch, games, seats), masks_for(self._batch, games, seats)
 
     # --- queries -------------------------------------------------------------------
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 2142) int8: the legal actions of the player to act in each game."""
+        self._require_open("action_masks")
         return self._batch.mask.view(np.int8).copy()
 
     @property
     def learner_seats(self) -> np.ndarray:
         """(num_envs,) the side the learner plays in each game now (0 White, 1 Black)."""
+        self._require_open("learner_seats")
         return self._batch.to_act.copy() if self.self_play else self._learner.copy()
+
+    def _require_open(self, call: str) -> None:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError(
+                f"{call}() after close(): this vector env is closed; make a new one"
+            )
 
     def close_extras(self, **kwargs: Any) -> None:
         close = getattr(self.opponent, "close", None)
         if callable(close):
             close()
+
+
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs`` as an int if it is an integer ``1..MAX_NUM_ENVS`` (a bool is not),
+    else ValueError naming it: before anything is allocated."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise ValueError(f"num_envs must be an integer, got {bounded_repr(num_envs)}")
+    if not 1 <= num_envs <= MAX_NUM_ENVS:
+        raise ValueError(
+            f"num_envs must be an integer 1..{MAX_NUM_ENVS}, got {bounded_repr(num_envs)}"
+        )
+    return int(num_envs)
+
+
+def _autoreset_mode(mode: object) -> AutoresetMode:
+    """``mode`` as one of :data:`AUTORESET_MODES` (the enum or its value), else ValueError."""
+    try:
+        chosen = AutoresetMode(mode)
+    except (ValueError, TypeError):
+        chosen = None
+    if chosen not in AUTORESET_MODES:
+        offered = ", ".join(f"AutoresetMode.{m.name}" for m in AUTORESET_MODES)
+        raise ValueError(f"autoreset_mode must be one of {offered}, got {bounded_repr(mode)}")
+    return chosen

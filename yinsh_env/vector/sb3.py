@@ -13,6 +13,8 @@ autoreset are the new games' masks, as the algorithm needs::
 Finished games follow SB3's convention: ``done`` is True, the observation is
 the next game's, and ``infos[i]["terminal_observation"]`` is the finished
 game's last one (with ``result``, ``end_reason``, ``learner`` beside it).
+Observations, rewards, dones, infos and masks are new arrays on every call
+(the vector environment's), the caller's to edit or keep.
 This module imports ``stable_baselines3``; nothing else in
 :mod:`yinsh_env` imports this module, so the engine does not need SB3.
 """
@@ -24,6 +26,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
     VecEnvIndices,
@@ -43,6 +46,11 @@ class YinshSB3VecEnv(VecEnv):
         self.env = env if env is not None else YinshVectorEnv(**kwargs)
         if env is not None and kwargs:
             raise ValueError(f"give either env or YinshVectorEnv's arguments, not both: {kwargs}")
+        if self.env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise ValueError(
+                f"SB3 resets a finished game inside the step: autoreset_mode "
+                f"{self.env.autoreset_mode} is not AutoresetMode.SAME_STEP"
+            )
         super().__init__(
             self.env.num_envs, self.env.single_observation_space, self.env.single_action_space
         )

@@ -16,26 +16,42 @@ environment (``Yinsh-v0``) as a wrapper; the vector environment takes
 
 from __future__ import annotations
 
-import math
 from typing import Any, SupportsFloat
 
 import gymnasium
 import numpy as np
 
-__all__ = ["ShapedReward", "check_shaping", "ring_potential"]
+from yinsh_env.engine.errors import bounded_repr
+
+__all__ = ["MAX_WEIGHT", "ShapedReward", "check_shaping", "ring_potential"]
+
+#: The largest shaping weight the environments (and the PPO command line) take: the
+#: potential then moves by at most 10 per ring, which shapes the +-1 result without
+#: swamping it, and no weight can overflow a float (1e308 gave NaN rewards).
+MAX_WEIGHT = 10.0
+
+_REAL = (int, float, np.integer, np.floating)
+
+
+def _real(name: str, value: object) -> float:
+    """``value`` as a float if it is a real number (a bool is not), else ValueError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, _REAL):
+        raise ValueError(f"{name} must be a number, got {bounded_repr(value)}")
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond any float
+        raise ValueError(f"{name} must be a finite number, got {bounded_repr(value)}") from None
 
 
 def check_shaping(weight: float, gamma: float) -> tuple[float, float]:
     """``(weight, gamma)`` as floats; ValueError naming the bad one."""
-    if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)):
-        raise ValueError(f"dense_reward must be a number, got {weight!r}")
-    if not math.isfinite(weight) or weight < 0:
-        raise ValueError(f"dense_reward must be finite and at least 0, got {weight!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.number)):
-        raise ValueError(f"gamma must be a number, got {gamma!r}")
+    weight = _real("dense_reward", weight)
+    if not 0.0 <= weight <= MAX_WEIGHT:  # NaN fails too
+        raise ValueError(f"dense_reward must be a number in [0, {MAX_WEIGHT:g}], got {weight!r}")
+    gamma = _real("gamma", gamma)
     if not 0.0 < gamma <= 1.0:
         raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
-    return float(weight), float(gamma)
+    return weight, gamma
 
 
 def ring_potential(

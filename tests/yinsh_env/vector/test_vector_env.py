@@ -19,13 +19,16 @@ import pytest
 from gymnasium.utils.env_checker import check_env, data_equivalence
 from gymnasium.vector import AutoresetMode
 
+import yinsh_env.vector.env as vector_env_module
+from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import IllegalActionError, NotAnActionError
+from yinsh_env.envs.aec_env import raw_env
 from yinsh_env.envs.gym_env import YinshGymEnv
 from yinsh_env.envs.matchmaking import OpponentPool
 from yinsh_env.vector import to_state
 from yinsh_env.vector.batch_agents import RandomOpponent, random_legal
-from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.shaping import ShapedReward
+from yinsh_env.vector.env import MAX_NUM_ENVS, YinshVectorEnv, check_num_envs
+from yinsh_env.vector.shaping import MAX_WEIGHT, ShapedReward
 
 
 def lowest(observation: dict[str, np.ndarray]) -> int:
@@ -214,7 +217,11 @@ def test_bad_settings_are_refused_by_name(kwargs: dict[str, Any], word: str) -> 
     ("options", "error", "words"),
     [
         ([1], TypeError, "must be a dict"),
-        ({"leaner": 0}, ValueError, "unknown reset option(s) 'leaner' (known: learner)"),
+        (
+            {"leaner": 0},
+            ValueError,
+            "unknown reset option(s) 'leaner' (known: learner, reset_mask)",
+        ),
         ({"learner": 0, "state": None}, ValueError, "'state'"),
         ({1: 2}, TypeError, "names must be strings"),
         ({"learner": "left"}, ValueError, "unknown learner side 'left'"),
@@ -338,3 +345,209 @@ def test_an_opponents_action_out_of_range_is_refused_not_wrapped(offset: int) ->
     vec = YinshVectorEnv(2, opponent=shifted, learner="player_1")
     with pytest.raises(IllegalActionError, match="opponent"):
         vec.reset(seed=0)
+
+
+# --- limits: num_envs, order of calls, settings checked where the env is made -----
+
+
+@pytest.mark.parametrize("num_envs", [MAX_NUM_ENVS + 1, 10**6, 2**63, np.uint64(2**63), 10**30])
+def test_too_many_games_are_refused_before_anything_is_allocated(
+    num_envs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def allocate(*args: Any) -> None:
+        raise AssertionError("allocated before num_envs was checked")
+
+    monkeypatch.setattr(vector_env_module, "new_batch", allocate)
+    monkeypatch.setattr(vector_env_module, "batch_space", allocate)
+    with pytest.raises(ValueError, match=rf"num_envs must be an integer 1\.\.{MAX_NUM_ENVS}, got"):
+        YinshVectorEnv(num_envs)
+    with pytest.raises(ValueError, match="num_envs"):
+        gym.make_vec("Yinsh-v0", num_envs=num_envs, vectorization_mode="vector_entry_point")
+
+
+def test_the_largest_number_of_games_is_accepted() -> None:
+    assert check_num_envs(MAX_NUM_ENVS) == MAX_NUM_ENVS
+    assert check_num_envs(np.int32(1)) == 1
+
+
+def test_step_before_reset_needs_a_reset_as_the_scalar_env_does() -> None:
+    scalar = gym.make("Yinsh-v0")
+    with pytest.raises(gym.error.ResetNeeded):
+        scalar.step(0)
+    vec = gym.make_vec("Yinsh-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(gym.error.ResetNeeded, match=r"step\(\) before reset\(\)"):
+        vec.step(np.zeros(2, dtype=np.int64))
+    observations, _ = vec.reset(seed=0)
+    vec.step(random_legal(observations["action_mask"], np.random.default_rng(0)))
+
+
+def test_a_reset_or_step_that_raised_part_way_needs_a_reset() -> None:
+    calls = 0
+
+    def fails_on_its_third_move(observation: dict[str, np.ndarray]) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise RuntimeError("opponent broke")
+        return lowest(observation)
+
+    vec = YinshVectorEnv(1, opponent=fails_on_its_third_move, learner="player_0")
+    vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    with pytest.raises(RuntimeError, match="opponent broke"):
+        for _ in range(3):
+            vec.step(random_legal(vec.action_masks(), rng))
+    assert calls == 3
+    with pytest.raises(gym.error.ResetNeeded, match=r"step\(\) raised part-way"):
+        vec.step(random_legal(vec.action_masks(), rng))
+    observations, _ = vec.reset(seed=0)  # the opponent plays on from its fourth call
+    vec.step(random_legal(observations["action_mask"], rng))
+
+    refused = YinshVectorEnv(2, opponent=lambda observation: 2141, learner="player_1")
+    with pytest.raises(IllegalActionError):
+        refused.reset(seed=0)
+    with pytest.raises(gym.error.ResetNeeded, match=r"reset\(\) raised part-way"):
+        refused.step(np.zeros(2, dtype=np.int64))
+
+
+def test_an_illegal_action_refused_before_any_change_needs_no_reset() -> None:
+    vec = YinshVectorEnv(1, illegal_reward=None)
+    observations, _ = vec.reset(seed=0)
+    illegal = np.flatnonzero(observations["action_mask"][0] == 0)[:1]
+    with pytest.raises(IllegalActionError):
+        vec.step(illegal)
+    with pytest.raises(NotAnActionError):
+        vec.step(np.array([N_ACTIONS]))
+    vec.step(random_legal(observations["action_mask"], np.random.default_rng(0)))
+
+
+def test_every_call_after_close_is_a_clear_error() -> None:
+    vec = YinshVectorEnv(2)
+    vec.reset(seed=0)
+    vec.close()
+    vec.close()  # closing twice is harmless, as Gymnasium's vector envs have it
+    calls: dict[str, Any] = {
+        "reset": lambda: vec.reset(),
+        "step": lambda: vec.step(np.zeros(2, dtype=np.int64)),
+        "action_masks": vec.action_masks,
+        "learner_seats": lambda: vec.learner_seats,
+    }
+    for name, call in calls.items():
+        with pytest.raises(gym.error.ClosedEnvironmentError, match=rf"{name}\(\) after close"):
+            call()
+
+
+def test_the_vector_env_carries_its_autoreset_mode_as_gymnasiums_do() -> None:
+    vec = gym.make_vec("Yinsh-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    assert vec.autoreset_mode is AutoresetMode.SAME_STEP
+    assert vec.metadata["autoreset_mode"] is vec.autoreset_mode
+    sync = gym.make_vec("Yinsh-v0", num_envs=2, vectorization_mode="sync")
+    assert isinstance(sync.autoreset_mode, AutoresetMode)  # where Gymnasium keeps it
+
+
+@pytest.mark.parametrize(
+    ("make", "kwargs", "error", "words"),
+    [
+        (YinshVectorEnv, {"self_play": "false"}, TypeError, "self_play must be True or False"),
+        (YinshVectorEnv, {"self_play": 1}, TypeError, "self_play must be True or False"),
+        (YinshVectorEnv, {"dense_reward": 1e308}, ValueError, "dense_reward must be a number in"),
+        (YinshVectorEnv, {"dense_reward": MAX_WEIGHT * 1.01}, ValueError, "dense_reward"),
+        (YinshVectorEnv, {"dense_reward": float("nan")}, ValueError, "dense_reward"),
+        (YinshVectorEnv, {"dense_reward": 10**400}, ValueError, "dense_reward"),
+        (YinshVectorEnv, {"dense_reward": "0.5"}, ValueError, "dense_reward must be a number"),
+        (YinshVectorEnv, {"dense_reward": np.bool_(True)}, ValueError, "dense_reward"),
+        (YinshVectorEnv, {"gamma": np.float64("nan")}, ValueError, "gamma"),
+        (ShapedReward, {"weight": 1e308}, ValueError, "dense_reward must be a number in"),
+        (YinshGymEnv, {"legal_moves_in_info": "false"}, TypeError, "legal_moves_in_info"),
+        (raw_env, {"legal_moves_in_info": "false"}, TypeError, "legal_moves_in_info"),
+    ],
+)
+def test_flags_and_shaping_weights_are_checked_where_each_env_is_made(
+    make: Any, kwargs: dict[str, Any], error: type, words: str
+) -> None:
+    args = (YinshGymEnv(),) if make is ShapedReward else ()
+    with pytest.raises(error, match=words):
+        make(*args, **kwargs)
+
+
+def test_the_largest_shaping_weight_gives_finite_rewards() -> None:
+    vec = YinshVectorEnv(4, opponent=lowest, dense_reward=MAX_WEIGHT)
+    observations, _ = vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    while ended < 4:
+        observations, rewards, terminated, *_ = vec.step(
+            random_legal(observations["action_mask"], rng)
+        )
+        assert np.isfinite(rewards).all()
+        ended += int(terminated.sum())
+
+
+# --- autoreset DISABLED: a finished game waits for reset(options={"reset_mask": ...}) ---
+
+
+def test_disabled_autoreset_plays_as_same_step_with_resets_by_mask() -> None:
+    same = YinshVectorEnv(4, opponent=lowest)
+    held = YinshVectorEnv(4, opponent=lowest, autoreset_mode=AutoresetMode.DISABLED)
+    assert held.autoreset_mode is held.metadata["autoreset_mode"] is AutoresetMode.DISABLED
+    assert same.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP  # the class's untouched
+    observations, _ = same.reset(seed=5)
+    assert data_equivalence(held.reset(seed=5)[0], observations, exact=True)
+    rng = np.random.default_rng(5)
+    ended = 0
+    while ended < 6:
+        actions = random_legal(observations["action_mask"], rng)
+        observations, rewards, terminated, _, info = same.step(actions)
+        shown, held_rewards, held_terminated, _, held_info = held.step(actions)
+        assert data_equivalence((held_rewards, held_terminated), (rewards, terminated), exact=True)
+        done = np.flatnonzero(terminated)
+        for i in done:  # the game as it ended, where SAME_STEP shows the next one
+            assert data_equivalence({k: v[i] for k, v in shown.items()}, info["final_obs"][i])
+            assert not shown["action_mask"][i].any()
+            for key in ("result", "end_reason", "learner"):
+                assert held_info[f"_{key}"][i] and held_info[key][i] == info["final_info"][key][i]
+        assert "final_obs" not in held_info
+        if done.size:
+            ended += done.size
+            with pytest.raises(gym.error.ResetNeeded, match=r"are over.*reset_mask"):
+                held.step(actions)
+            shown, _ = held.reset(options={"reset_mask": terminated})
+        assert data_equivalence(shown, observations, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("mask", "words"),
+    [(np.ones(3, dtype=np.int64), "must be 3 bools"), (np.ones(2, dtype=np.bool_), "3 bools")],
+)
+def test_a_malformed_reset_mask_is_refused_by_name(mask: np.ndarray, words: str) -> None:
+    vec = YinshVectorEnv(3)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=words):
+        vec.reset(options={"reset_mask": mask})
+
+
+def test_a_reset_mask_resets_only_the_games_it_marks_and_needs_a_full_reset_first() -> None:
+    vec = YinshVectorEnv(3, opponent=lowest, learner="player_0")
+    with pytest.raises(gym.error.ResetNeeded, match="reset every game"):
+        vec.reset(options={"reset_mask": np.array([True, False, False])})
+    observations, _ = vec.reset(options={"reset_mask": np.ones(3, dtype=np.bool_)})
+    actions = random_legal(observations["action_mask"], np.random.default_rng(0))
+    moved, *_ = vec.step(actions)
+    again, _ = vec.reset(options={"reset_mask": np.array([False, True, False])})
+    for i, source in enumerate((moved, observations, moved)):
+        assert data_equivalence(
+            {k: v[i] for k, v in again.items()}, {k: v[i] for k, v in source.items()}
+        )
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, "NextStep", "same_step", 1, None])
+def test_an_autoreset_mode_the_env_does_not_offer_is_refused(mode: Any) -> None:
+    with pytest.raises(ValueError, match=r"autoreset_mode must be one of AutoresetMode\.SAME_STEP"):
+        YinshVectorEnv(2, autoreset_mode=mode)
+
+
+def test_autoreset_modes_are_taken_by_value_too() -> None:
+    vec = gym.make_vec(
+        "Yinsh-v0", num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="Disabled"
+    )
+    assert vec.autoreset_mode is AutoresetMode.DISABLED

@@ -66,3 +66,9 @@ def test_maskable_ppo_learns_on_the_vector_env() -> None:
     observations = cast(dict[str, np.ndarray], env.reset())
     actions, _ = model.predict(observations, action_masks=get_action_masks(env))
     assert np.take_along_axis(observations["action_mask"], actions[:, None], axis=1).all()
+
+
+def test_the_adapter_refuses_a_vector_env_that_leaves_finished_games_over() -> None:
+    held = YinshVectorEnv(2, autoreset_mode="Disabled")
+    with pytest.raises(ValueError, match=r"autoreset_mode .* is not AutoresetMode\.SAME_STEP"):
+        YinshSB3VecEnv(held)
