@@ -81,6 +81,8 @@ from yinsh_env.vector.env import YinshVectorEnv
 from yinsh_env.vector.opponents import batch_opponent, random_legal
 from yinsh_env.vocabulary import Result
 
+from .progress import checked_log_dir
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The run's hyper-parameters, each with its default."""
@@ -136,6 +138,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--opponent-weights and --self-share are all 0: no opponent to play")
     if args.num_envs * args.num_steps < args.num_minibatches:
         p.error("--num-minibatches exceeds the rollout's num-envs x num-steps decisions")
+    save: Path = args.save
+    args.logdir = checked_log_dir(
+        p, "--logdir", args.logdir or save.with_suffix("").with_name(save.stem + "-tb")
+    )
     return args
 
 
@@ -333,7 +339,7 @@ def check(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     save: Path = args.save
-    logdir: Path = args.logdir or save.with_suffix("").with_name(save.stem + "-tb")
+    logdir: Path = args.logdir
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

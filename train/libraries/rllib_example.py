@@ -72,7 +72,12 @@ from yinsh_env import env as make_aec_env
 from yinsh_env.aec_env import AGENTS
 from yinsh_env.errors import IllegalActionError
 
-from .progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
+from .progress import (
+    RunProgress,
+    add_tensorboard_arguments,
+    check_tensorboard_arguments,
+    tensorboard_dir,
+)
 from .rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from .sb3_maskable_ppo import Evaluation
 
@@ -361,6 +366,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         help="torch CPU threads (sampling and learning)",
     )
     args = parser.parse_args(argv)
+    check_tensorboard_arguments(parser, args)
     if (args.snapshots or args.league_opponents) and args.opponent != "self":
         parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
     # Small batches gain nothing from more threads, and idle threads spinning

@@ -79,7 +79,13 @@ from yinsh_env.gym_env import YinshGymEnv
 from yinsh_env.opponents import STRATEGIES, OpponentSampler
 from yinsh_env.vector.env import YinshVectorEnv
 
-from .progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
+from .progress import (
+    EVERY,
+    RunProgress,
+    add_tensorboard_arguments,
+    check_tensorboard_arguments,
+    tensorboard_dir,
+)
 
 try:
     from sb3_contrib import MaskablePPO
@@ -526,6 +532,7 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
         "--save", type=_zip_file, default=None, help="where to save the model (.zip)"
     )
     args = parser.parse_args(argv)
+    check_tensorboard_arguments(parser, args)
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
     eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
