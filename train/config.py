@@ -120,8 +120,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     except ValidationError as err:
         loc = [str(part) for part in err.errors()[0]["loc"] if not isinstance(part, int)]
         prefixes = (".".join(loc[:n]) for n in range(len(loc), 0, -1))
-        item = next((overridden[key] for key in prefixes if key in overridden), None)
-        source = f"override {clip(repr(item), 120)}" if item else f"config file {path}"
+        culprit = next((overridden[key] for key in prefixes if key in overridden), None)
+        source = f"override {clip(repr(culprit), 120)}" if culprit else f"config file {path}"
         raise ConfigError(f"{source}: {_describe(err)}") from None
 
 
