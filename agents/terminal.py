@@ -36,6 +36,7 @@ from yinsh_env.render import ansi_board, describe
 from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent, AgentFailure
+from .params import clip
 from .spec import AgentSpecError, make_agent
 from .web.analysis import analyse
 
@@ -163,7 +164,13 @@ class TerminalGame:
         elif command in ("position", "text"):
             self.say(state.to_text())
         elif command == "undo":
-            self._undo()
+            if rest.strip():  # "undo 2" would take back one decision, not two
+                self.say(
+                    f"'undo' takes no argument (got {clip(rest.strip())!r}): type 'undo' alone "
+                    "to go back to your previous decision."
+                )
+            else:
+                self._undo()
         elif command == "hint":
             self._hint(rest.strip() or self.hint_spec)
         else:
