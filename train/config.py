@@ -7,7 +7,10 @@ too).  Command-line overrides use dotted keys (``search.simulations=64``),
 their values read as YAML scalars.  A misspelt key, a value of the wrong type,
 out of range or not finite raises :class:`ConfigError` naming the key
 (``config file quick.yaml: search.simulations must be positive, got 0``),
-before any work starts; :func:`train.preflight.check_runnable` adds what only
+before any work starts.  As a file may not give a key twice, neither may the
+overrides (nor a section and a key inside it), and a file with no settings
+at all (empty, or only comments) is refused rather than read as the defaults:
+``{}`` says "all defaults" in so many words; :func:`train.preflight.check_runnable` adds what only
 the machine can tell (the device exists, agent specs resolve).  The resolved
 config is written to the run directory (:func:`save_config`) and into every
 checkpoint, so a run can always be told apart and resumed.
@@ -106,14 +109,18 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     """
     path = Path(path)
     data = _read_mapping(path)
-    overridden = {apply_override(data, item): item for item in overrides}
+    overridden: dict[str, str] = {}
+    for item in overrides:
+        key = apply_override(data, item)
+        _refuse_overlap(key, item, overridden)
+        overridden[key] = item
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as err:
         loc = [str(part) for part in err.errors()[0]["loc"] if not isinstance(part, int)]
         prefixes = (".".join(loc[:n]) for n in range(len(loc), 0, -1))
-        item = next((overridden[key] for key in prefixes if key in overridden), None)
-        source = f"override {clip(repr(item), 120)}" if item else f"config file {path}"
+        culprit = next((overridden[key] for key in prefixes if key in overridden), None)
+        source = f"override {clip(repr(culprit), 120)}" if culprit else f"config file {path}"
         raise ConfigError(f"{source}: {_describe(err)}") from None
 
 
@@ -139,7 +146,10 @@ def _read_mapping(path: Path) -> dict[str, Any]:
         reason = clip(" ".join(str(exc).split()), 200)
         raise ConfigError(f"config file {path} is not valid YAML: {reason}") from None
     if data is None:
-        data = {}
+        raise ConfigError(
+            f"config file {path} holds no settings (it is empty or only comments): "
+            "write the keys to change, or {} for all the defaults"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping, got {type(data).__name__}")
     return data
@@ -177,6 +187,17 @@ def apply_override(data: dict[str, Any], item: str) -> str:
         node = child
     node[parts[-1]] = value
     return key
+
+
+def _refuse_overlap(key: str, item: str, earlier: dict[str, str]) -> None:
+    """ConfigError when an earlier override sets ``key``, or a section holding it or
+    inside it: one of them would silently undo the other."""
+    for other, given in earlier.items():
+        if key == other or key.startswith(f"{other}.") or other.startswith(f"{key}."):
+            raise ConfigError(
+                f"override {clip(repr(item), 120)}: {clip(repr(other), 60)} is already "
+                f"set by {clip(repr(given), 120)}; give each key once"
+            )
 
 
 def save_config(config: Config, path: str | Path) -> None:

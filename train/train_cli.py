@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-dir",
         type=output_dir,
         help="where checkpoints, metrics.jsonl, tb/ and config.yaml go "
-        "(default: runs/<config name>)",
+        "(default: runs/<config name>); one holding an earlier run's files needs --resume",
     )
     parser.add_argument(
         "--resume", action="store_true", help="continue from the run directory's latest checkpoint"

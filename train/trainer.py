@@ -21,6 +21,10 @@ uninterrupted run would have done next.  A run directory holds::
     checkpoints/iter_000030.pt           see train.run_checkpoint
     checkpoints/iter_000030.replay.pt    the replay window (newest checkpoint only)
 
+A fresh run refuses a directory that holds any of these (an earlier run's,
+even only its text files, which it would truncate): ``--resume`` continues
+a run from its checkpoint, anything else goes to another directory.
+
 Metric groups: ``selfplay/*`` (games, positions, lengths, results,
 resignations and false resignations, moves/s, simulations/s, network
 positions/s, share of time in the network, batch size), ``loss/*`` (policy,
@@ -50,6 +54,7 @@ has them, so a run killed during an evaluation redoes it on resume.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections.abc import Callable
@@ -74,6 +79,7 @@ from train.preflight import check_runnable
 from train.replay import ReplayBuffer
 from train.run_checkpoint import (
     BEST_NAME,
+    CHECKPOINT_DIR,
     CheckpointError,
     atomic_copy,
     config_of,
@@ -95,6 +101,10 @@ CONFIG_NAME = "config.yaml"
 #: History key of the last checkpointed iteration's metrics, until metrics.jsonl has them.
 UNLOGGED = "unlogged"
 METRICS_NAME = "metrics.jsonl"
+#: TensorBoard's folder in a run directory.
+TB_NAME = "tb"
+#: What a run writes in its directory: any of them there is an earlier run's.
+RUN_FILES = (CONFIG_NAME, METRICS_NAME, TB_NAME, BEST_NAME, CHECKPOINT_DIR)
 #: History key: the file the run's weights started from (train.init_weights).
 INIT_KEY = "init"
 #: History key: iterations after which the run resumed with an empty replay window.
@@ -170,7 +180,7 @@ class MetricsLog:
         from torch.utils.tensorboard import SummaryWriter
 
         purge = resume_after + 1 if resume_after is not None else None
-        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
+        self.writer = SummaryWriter(str(run_dir / TB_NAME), purge_step=purge)
 
     def write(self, iteration: int, metrics: dict[str, float]) -> None:
         record = {"iteration": iteration, **metrics}
@@ -202,12 +212,20 @@ def prepare(config: Config, run_dir: Path, resume: bool) -> RunState:
 
 def _checkpoint_to_resume(run_dir: Path, resume: bool) -> Path | None:
     """The latest checkpoint when resuming; RunError for nothing to resume, or for a
-    fresh run over a run directory that holds checkpoints."""
+    fresh run in a run directory that holds any earlier run's file (checkpoints, or
+    only its text files: they would be truncated)."""
     if not resume:
         if list_checkpoints(run_dir):
             raise RunError(
                 f"run directory {run_dir} already holds checkpoints; "
                 "pass --resume to continue it or choose another --run-dir"
+            )
+        earlier = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
+        if earlier:
+            raise RunError(
+                f"run directory {run_dir} already holds an earlier run's files "
+                f"({', '.join(earlier)}) but no checkpoint to resume: they are not replaced; "
+                "choose another --run-dir"
             )
         return None
     checkpoint = latest_checkpoint(run_dir)

@@ -30,13 +30,18 @@ interval; Elo ratings from a Bradley-Terry fit (:mod:`agents.evaluation.elo`) on
 fixed scale (:mod:`agents.evaluation.scale`) when any of its anchors takes
 part (they keep their frozen ratings), otherwise relative to the first agent;
 time per decision per agent; every game as a
-:class:`~yinsh_env.records.formats.GameRecord` saved under ``records_dir`` when given.
+:class:`~yinsh_env.records.game_record.GameRecord` saved under ``records_dir`` when given,
+as ``game-00000.yinsh`` (the game's index): a folder that already holds such
+records (an earlier run's) is refused before any game, and each record is
+created, never replacing nor following what is at its name.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +71,9 @@ from agents.evaluation.travel import check_travel
 from agents.spec import make_agent
 from yinsh_env.records.formats import save_record
 from yinsh_env.util.atomic_write import write_file, write_text
+
+#: A game record's name in a records folder: ``game-00000.yinsh``, the game's index.
+RECORD_NAME = re.compile(r"game-[0-9]+\.yinsh")
 
 __all__ = [
     "DEFAULT_OPENING_PLIES",
@@ -350,6 +358,8 @@ def run_arena(
     given = [name for name, _ in entries]
     specs = [spec for _, spec in entries]
     _check_request(specs, games, sprt)
+    if records_dir is not None:
+        check_records_dir(records_dir)
     rings_to_win = settings.rings_to_win
     scale = scale if scale is not None else default_scale()
     if scale.rings_to_win != rings_to_win:
@@ -451,9 +461,32 @@ def _announce(
         writer.add(result)  # on disk before anything else hears of the game
     if records_path is not None:
         record = game_record(result, names, rings_to_win)
-        save_record(record, records_path / f"game-{result.task.index:05d}.yinsh")
+        save_record(record, records_path / record_name(result.task.index), new=True)
     if on_game is not None:
         on_game(result)
+
+
+def record_name(index: int) -> str:
+    """The file name of game ``index``'s record in a records folder."""
+    return f"game-{index:05d}.yinsh"
+
+
+def check_records_dir(folder: str | Path) -> None:
+    """ValueError, naming ``folder``, when it already holds game records (an earlier
+    run's, or a link planted under a record's name): they are never replaced."""
+    try:
+        with os.scandir(folder) as entries:
+            taken = sorted(e.name for e in entries if RECORD_NAME.fullmatch(e.name))
+    except (FileNotFoundError, NotADirectoryError):
+        return  # created by the run (a file in the way fails there, naming it)
+    except OSError as exc:
+        raise ValueError(f"records folder {folder}: cannot be read ({exc.strerror})") from None
+    if taken:
+        raise ValueError(
+            f"records folder {folder} already holds {len(taken)} game record(s) "
+            f"({taken[0]}{', ...' if len(taken) > 1 else ''}): they are not replaced; "
+            "give another folder"
+        )
 
 
 def summarise(

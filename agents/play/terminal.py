@@ -161,7 +161,13 @@ class TerminalGame:
         elif command in ("position", "text"):
             self.say(state.to_text())
         elif command == "undo":
-            self._undo()
+            if rest.strip():  # "undo 2" would take back one decision, not two
+                self.say(
+                    f"'undo' takes no argument (got {clip(rest.strip())!r}): type 'undo' alone "
+                    "to go back to your previous decision."
+                )
+            else:
+                self._undo()
         elif command == "hint":
             self._hint(rest.strip() or self.hint_spec)
         else:

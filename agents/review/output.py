@@ -6,20 +6,23 @@ For a record ``NAME.sgf`` (or ``.yinsh``, ``.json``) reviewed into a folder
 ``{...}`` note after every marked decision: the mark, the agent's preferred
 action, the values before and after, the loss), and
 ``DIR/NAME.png`` (the value graph, drawn with matplotlib, the ``plot``
-extra).  Every file is written whole to a temporary file and renamed, so an
-error leaves no half-written file.
+extra).  Every file is written whole to a temporary file first, so an error
+leaves no half-written file, and is created under its name: a file or a link
+already there (an earlier review, a link planted in the folder) is never
+replaced nor followed (:func:`~yinsh_env.util.atomic_write.write_new_file`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agents.review.reviewer import MARKS, Review
 from yinsh_env import GameRecord, write_record
-from yinsh_env.util.atomic_write import write_file, write_text
+from yinsh_env.util.atomic_write import write_file, write_new_file, write_new_text
 
 #: Colours of the marks in the graph and in the web page (Lichess's hues).
 MARK_COLOURS = {"inaccuracy": "#56b4e9", "mistake": "#e69f00", "blunder": "#d55e00"}
@@ -75,8 +78,17 @@ def json_text(review: Review) -> str:
     return json.dumps(review.to_json(), indent=2) + "\n"
 
 
-def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: Any = None) -> Any:
+def plot_values(
+    review: Review,
+    path: str | os.PathLike[str] | None = None,
+    ax: Any = None,
+    *,
+    writer: Callable[[str | os.PathLike[str], Callable[[BinaryIO], object]], None] = write_file,
+) -> Any:
     """Draw the value graph; save it to ``path`` (a PNG) or draw on ``ax``; returns the figure.
+
+    ``writer(path, write)`` puts the PNG's bytes there
+    (:func:`~yinsh_env.util.atomic_write.write_file` for a path a person named).
 
     White's value after every ply, filled above and below 0 like Lichess's
     graph, with the marked decisions as coloured dots.  Needs matplotlib
@@ -119,7 +131,7 @@ def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: 
     fig = ax.figure
     if path is not None:
         fig.tight_layout()
-        write_file(path, lambda handle: fig.savefig(handle, format="png"))
+        writer(path, lambda handle: fig.savefig(handle, format="png"))
         if figure is not None:
             plt.close(figure)
     return fig
@@ -128,11 +140,14 @@ def plot_values(review: Review, path: str | os.PathLike[str] | None = None, ax: 
 def save_review(
     record: GameRecord, review: Review, files: dict[str, Path], plot: bool = True
 ) -> list[Path]:
-    """Write the JSON, the annotated record and (``plot``) the graph; returns the paths."""
-    write_text(files["json"], json_text(review))
-    write_text(files["record"], annotated_text(record, review))
+    """Create the JSON, the annotated record and (``plot``) the graph; returns the paths.
+
+    ``FileExistsError`` naming the file for one that is there already (see above).
+    """
+    write_new_text(files["json"], json_text(review))
+    write_new_text(files["record"], annotated_text(record, review))
     written = [files["json"], files["record"]]
     if plot:
-        plot_values(review, files["png"])
+        plot_values(review, files["png"], writer=write_new_file)
         written.append(files["png"])
     return written

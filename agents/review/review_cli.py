@@ -10,16 +10,18 @@ For each record ``NAME.*`` it writes ``DIR/NAME.review.json``,
 and prints each player's accuracy, mean loss and marks.  Every record is read
 before the agent is built and before anything is written, so a malformed
 record is reported (naming its file and line) with nothing written; two
-records with the same name are refused likewise.  The exit status is 0 when
-every review is complete, 1 when one stopped early (the agent failed, or
-``--time-limit`` passed: its files are written with the decisions reviewed
-so far, and a line says where it stopped), 2 for bad arguments or records,
-130 when interrupted.
+records with the same name are refused likewise, and so is a review file
+already in ``DIR`` (an earlier review, a link): reviews are never replaced.
+The exit status is 0 when every review is complete, 1 when one stopped early
+(the agent failed, or ``--time-limit`` passed: its files are written with the
+decisions reviewed so far, and a line says where it stopped), 2 for bad
+arguments or records, 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -81,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 def load_all(paths: Sequence[Path], out: Path = Path(".")) -> list[GameRecord]:
     """Every record, or RecordError naming the first bad one (nothing is written).
 
-    Also refused: two records whose reviews would write the same files, and a
-    record that another's review (in ``out``) would overwrite.
+    Also refused: two records whose reviews would write the same files, a
+    record that another's review (in ``out``) would overwrite, and a review
+    file already in ``out`` (an earlier review, or a link planted there): it is
+    never replaced.
     """
     if len(paths) > MAX_RECORDS:
         raise RecordError(f"{len(paths)} records (at most {MAX_RECORDS})")
@@ -98,6 +102,13 @@ def load_all(paths: Sequence[Path], out: Path = Path(".")) -> list[GameRecord]:
                 raise RecordError(
                     f"the review of {path} would overwrite the record {inputs[written.resolve()]}"
                     " (give another --out)"
+                )
+    for path in paths:
+        for written in outputs(path, out).values():
+            if os.path.lexists(written):
+                raise RecordError(
+                    f"{written} already exists: a review is never replaced"
+                    " (give another --out, or move it away)"
                 )
     records = [load_record(path) for path in paths]
     for path, record in zip(paths, records):

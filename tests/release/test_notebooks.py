@@ -1,11 +1,13 @@
 """Every notebook in notebooks/ runs top to bottom without an error (tiny settings),
-from a folder outside the checkout, as a person's copy would; the stored ones carry
-their full-mode outputs (what GitHub and the docs site show)."""
+far from this checkout's configs/, and leaves nothing git would take in the checkout
+it runs in (what it makes goes to a folder git ignores, notebooks/out/); the stored
+ones carry their full-mode outputs (what GitHub and the docs site show)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,15 @@ def test_notebook_runs_from_any_folder(
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     )
-    # A copy in a folder of its own, far from configs/ and notebooks/.
-    copy = tmp_path / "elsewhere" / path.name
-    copy.parent.mkdir()
+    # A copy in notebooks/ of a checkout of its own (git, the project's .gitignore, no
+    # configs/), opened there as a person opens it.
+    checkout = tmp_path / "checkout"
+    copy = checkout / "notebooks" / path.name
+    copy.parent.mkdir(parents=True)
     shutil.copy(path, copy)
+    shutil.copy(NOTEBOOKS_DIR.parent / ".gitignore", checkout / ".gitignore")
+    _git(checkout, "init", "--quiet")
+    _git(checkout, "add", "--all")
     notebook = nbformat.read(copy, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
@@ -49,6 +56,14 @@ def test_notebook_runs_from_any_folder(
     )
     client.execute()  # raises CellExecutionError naming the cell on any error
     assert not _errors(notebook)
+    status = _git(checkout, "status", "--porcelain", "--untracked-files=all")
+    assert [line for line in status.splitlines() if not line.startswith("A ")] == []
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(folder), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 #: Notebooks stored with their full-mode outputs (``python3 docs/execute_notebooks.py``):

@@ -55,7 +55,7 @@ def test_saved_config_reads_back_equal(tmp_path: Path) -> None:
     config = load_config(CONFIGS / "quick.yaml", ["seed=7"])
     save_config(config, tmp_path / "config.yaml")
     assert load_config(tmp_path / "config.yaml") == config
-    assert Config() == load_config(_write(tmp_path, ""))
+    assert Config() == load_config(_write(tmp_path, "{}\n"))
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -76,24 +76,39 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("optim:\n  lr: -1\n", [], "optim.lr must be positive"),
         ("selfplay:\n  full_search_prob: 2\n", [], "selfplay.full_search_prob must be in"),
         ("selfplay:\n  temperature: [[5, 1.0]]\n", [], "must start with a step at ply 0"),
-        ("", ["search.simulatons=3"], "unknown key 'search.simulatons'"),
-        ("", ["optim.lr=fast"], "optim.lr must be a number"),
-        ("", ["seed"], "not of the form key.sub=value"),
-        ("", ["seed.x=1"], "'seed' is not a section"),
+        ("{}\n", ["search.simulatons=3"], "unknown key 'search.simulatons'"),
+        ("{}\n", ["optim.lr=fast"], "optim.lr must be a number"),
+        ("{}\n", ["seed"], "not of the form key.sub=value"),
+        ("{}\n", ["seed.x=1"], "'seed' is not a section"),
         ("search: [\n", [], "is not valid YAML"),
         ("- 1\n- 2\n", [], "expected a mapping"),
-        ("", ["seed=-1"], r"seed must be in \[0, 9223372036854775807\], got -1"),
-        ("", ["optim.lr=nan"], "optim.lr must be a finite number"),
+        ("{}\n", ["seed=-1"], r"seed must be in \[0, 9223372036854775807\], got -1"),
+        ("{}\n", ["optim.lr=nan"], "optim.lr must be a finite number"),
         ("optim:\n  grad_clip: .inf\n", [], "optim.grad_clip must be a finite number"),
-        ("", ["threads=2.0"], "threads must be an integer"),
-        ("", ["eval.opponents=['random:depth']"], r"eval.opponents\[0\] agent spec"),
-        ("", ["eval.opponents=random"], "eval.opponents must be a list"),
-        ("", ["device=tpu"], "device must be auto, cpu, cuda"),
-        ("", ["amp=1"], "amp must be true, false or auto, got 1"),
+        ("{}\n", ["threads=2.0"], "threads must be an integer"),
+        ("{}\n", ["eval.opponents=['random:depth']"], r"eval.opponents\[0\] agent spec"),
+        ("{}\n", ["eval.opponents=random"], "eval.opponents must be a list"),
+        ("{}\n", ["device=tpu"], "device must be auto, cpu, cuda"),
+        ("{}\n", ["amp=1"], "amp must be true, false or auto, got 1"),
         ("amp: Auto\n", [], "amp must be true, false or auto, got 'Auto'"),
-        ("", ["replay.window=10"], r"replay.min_positions \(1000\) exceeds replay.window \(10\)"),
-        ("", ["selfplay.resign_threshold=-2"], r"selfplay.resign_threshold must be in \[-1, 1\]"),
-        ("", ["ray.address=nowhere"], "ray.address must be null"),
+        (
+            "{}\n",
+            ["replay.window=10"],
+            r"replay.min_positions \(1000\) exceeds replay.window \(10\)",
+        ),
+        (
+            "{}\n",
+            ["selfplay.resign_threshold=-2"],
+            r"selfplay.resign_threshold must be in \[-1, 1\]",
+        ),
+        ("{}\n", ["ray.address=nowhere"], "ray.address must be null"),
+        ("{}\n", ["seed=1", "seed=2"], "override 'seed=2': 'seed' is already set by 'seed=1'"),
+        ("{}\n", ["seed=1", " seed =1"], "'seed' is already set by 'seed=1'"),
+        ("{}\n", ["search.simulations=3", "search={}"], "'search.simulations' is already set"),
+        ("{}\n", ["search={}", "search.simulations=3"], "'search' is already set by 'search={}'"),
+        ("", [], r"config file .*config.yaml holds no settings \(it is empty or only comments\)"),
+        ("# only a comment\n", [], "holds no settings"),
+        ("---\n...\n", ["seed=1"], "holds no settings"),
     ],
 )
 def test_broken_configs_name_the_problem(
@@ -117,6 +132,35 @@ def test_cli_reports_a_broken_config_and_creates_nothing(
     run_dir = tmp_path / "run"
     assert main(["--config", str(path), "--run-dir", str(run_dir), "--no-progress"]) == 2
     assert "unknown key 'network.blockz'" in capsys.readouterr().err
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "overrides", "line"),
+    [
+        (None, ["seed=1", "seed=2"], "override 'seed=2': 'seed' is already set by 'seed=1'"),
+        ("", [], "config file {path} holds no settings"),
+    ],
+)
+def test_cli_refuses_a_key_given_twice_and_an_empty_config_in_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str | None,
+    overrides: list[str],
+    line: str,
+) -> None:
+    def trains(*args: object, **kwargs: object) -> Path:  # the config was taken: no training
+        return tmp_path / "trained.pt"
+
+    monkeypatch.setattr("train.train_cli.run", trains)
+    config = "quick" if text is None else str(_write(tmp_path, text))
+    run_dir = tmp_path / "run"
+    argv = ["--config", config, "--run-dir", str(run_dir), "--no-progress", *overrides]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("yinsh-train: error: " + line.format(path=config))
+    assert err.count("\n") == 1
     assert not run_dir.exists()
 
 
@@ -166,7 +210,7 @@ def test_what_only_the_machine_can_tell_is_checked_before_a_run(
 ) -> None:
     if override.startswith("device") and torch.cuda.device_count() > 7:
         pytest.skip("this machine has that CUDA device")
-    config = load_config(_write(tmp_path, ""), override.split("|"))  # valid on its own
+    config = load_config(_write(tmp_path, "{}\n"), override.split("|"))  # valid on its own
     with pytest.raises(ConfigError, match=message):
         check_runnable(config)
 
@@ -186,7 +230,7 @@ def test_cli_rejects_bad_values_before_any_work(
     if override == "device=cuda" and torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     run_dir = tmp_path / "run"
-    argv = ["--config", str(_write(tmp_path, "")), "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["--config", str(_write(tmp_path, "{}\n")), "--run-dir", str(run_dir), "--no-progress"]
     assert main([*argv, override]) == 2
     err = capsys.readouterr().err
     assert err.startswith("yinsh-train: error: ") and key in err

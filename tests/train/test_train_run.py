@@ -117,6 +117,31 @@ def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
         run(tiny_config(tmp_path), tmp_path / "empty", resume=True, progress=False)
 
 
+@pytest.mark.parametrize(
+    ("names", "listed"),
+    [(["metrics.jsonl", "config.yaml"], "config.yaml, metrics.jsonl"), (["tb/events"], "tb")],
+)
+def test_a_fresh_run_in_a_folder_with_an_earlier_runs_files_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[str], listed: str
+) -> None:
+    run_dir = tmp_path / "run"
+    for name in names:
+        (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_text(f"an earlier run's {name}\n")
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    argv = ["--config", str(tmp_path / "tiny.yaml"), "--run-dir", str(run_dir), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"yinsh-train: error: run directory {run_dir} already holds an earlier run's files "
+        f"({listed}) but no checkpoint to resume: they are not replaced; "
+        "choose another --run-dir\n"
+    )
+    for name in names:
+        assert (run_dir / name).read_text() == f"an earlier run's {name}\n"
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted(listed.split(", "))
+
+
 @pytest.mark.slow
 def test_corrupt_checkpoint_gives_a_clear_error_and_stays_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -77,6 +77,7 @@ from train.libraries.ppo_games import (
     threat_potential,
 )
 from train.libraries.ppo_report import Report
+from train.libraries.progress import checked_log_dir
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.envs.matchmaking import OpponentPool, SnapshotSlots
 from yinsh_env.vector.env import YinshVectorEnv
@@ -143,6 +144,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
         parser.error("--opponent-weights and --self-share are all 0: no opponent to play")
     if args.num_envs * args.num_steps < args.num_minibatches:
         parser.error("--num-minibatches exceeds the rollout's num-envs x num-steps decisions")
+    save: Path = args.save
+    args.logdir = checked_log_dir(
+        parser, "--logdir", args.logdir or save.with_suffix("").with_name(save.stem + "-tb")
+    )
     return args
 
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from agents.infra.cli_args import output_dir
+
 #: Seconds between progress lines by default.
 EVERY = 30.0
 
@@ -34,6 +36,7 @@ def run_log_dir(root: str | Path, name: str) -> Path:
 
 def add_tensorboard_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     """``--tensorboard DIR`` (``runs/tensorboard`` by default) and ``--no-tensorboard``;
+    :func:`check_tensorboard_arguments` checks them after parsing and
     :func:`tensorboard_dir` reads them (a run's folder: ``DIR/NAME-TIME``)."""
     parser.add_argument(
         "--tensorboard",
@@ -43,6 +46,27 @@ def add_tensorboard_arguments(parser: argparse.ArgumentParser, name: str) -> Non
         help=f"TensorBoard scalars go to DIR/{name}-TIME",
     )
     parser.add_argument("--no-tensorboard", action="store_true", help="write no TensorBoard files")
+
+
+def checked_log_dir(parser: argparse.ArgumentParser, option: str, path: str | Path) -> Path:
+    """``path`` if TensorBoard can write there (a folder, or a name one can be made
+    at); otherwise the parser's one-line error naming ``option`` (exit status 2).
+
+    Every library trainer checks its TensorBoard folder here, right after
+    parsing and before it builds anything: a file such as ``/dev/null`` given
+    as a folder would otherwise end, much later, in a traceback from TensorBoard.
+    """
+    try:
+        return output_dir(str(path))
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"argument {option}: {exc}")
+
+
+def check_tensorboard_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The folder :func:`add_tensorboard_arguments` names, checked by :func:`checked_log_dir`
+    (nothing to check with ``--no-tensorboard``)."""
+    if not args.no_tensorboard:
+        args.tensorboard = checked_log_dir(parser, "--tensorboard", args.tensorboard)
 
 
 def tensorboard_dir(args: argparse.Namespace, name: str) -> Path | None:

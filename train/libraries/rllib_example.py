@@ -69,7 +69,12 @@ from agents.learned.library_agent import save_variant
 from agents.learned.rllib_models import LEARNER, MaskedPolicyModule, model_settings
 from agents.params import MAX_THREADS
 from train.libraries.match_results import Evaluation
-from train.libraries.progress import RunProgress, add_tensorboard_arguments, tensorboard_dir
+from train.libraries.progress import (
+    RunProgress,
+    add_tensorboard_arguments,
+    check_tensorboard_arguments,
+    tensorboard_dir,
+)
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
@@ -377,6 +382,7 @@ def add_league_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """The arguments, checked together; torch's threads set; every agent spec built once."""
     args = parser.parse_args(argv)
+    check_tensorboard_arguments(parser, args)
     if (args.snapshots or args.league_opponents) and args.opponent != "self":
         parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
     # Small batches gain nothing from more threads, and idle threads spinning

@@ -72,7 +72,13 @@ from agents.learned.precision import PRECISIONS
 from agents.learned.sb3_models import PlanesCNN, PlanesPolicy
 from agents.params import MAX_THREADS
 from train.libraries.match_results import Evaluation
-from train.libraries.progress import EVERY, RunProgress, add_tensorboard_arguments, tensorboard_dir
+from train.libraries.progress import (
+    EVERY,
+    RunProgress,
+    add_tensorboard_arguments,
+    check_tensorboard_arguments,
+    tensorboard_dir,
+)
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.gym_env import YinshGymEnv
 from yinsh_env.envs.matchmaking import STRATEGIES
@@ -416,6 +422,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The arguments, the opponents' defaults filled in, every agent spec built once."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    check_tensorboard_arguments(parser, args)
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
     args.eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]

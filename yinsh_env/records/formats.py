@@ -40,7 +40,7 @@ from yinsh_env.records.game_record import (
 )
 from yinsh_env.records.record_text import read_record, write_record
 from yinsh_env.records.sgf import read_sgf, write_sgf
-from yinsh_env.util.atomic_write import write_text
+from yinsh_env.util.atomic_write import write_new_text, write_text
 
 __all__ = [
     "FORMATS",
@@ -132,15 +132,19 @@ def load_record(path: str | os.PathLike[str]) -> GameRecord:
         raise RecordError(f"{path}: {err}") from None
 
 
-def save_record(record: GameRecord, path: str | os.PathLike[str]) -> None:
+def save_record(record: GameRecord, path: str | os.PathLike[str], *, new: bool = False) -> None:
     """Write a record in the format its suffix names (our text format otherwise).
 
     The text is built (and the game checked) before the file is touched, and
     the file is replaced atomically, so an error leaves an existing file intact.
+    With ``new`` (a name the program chose inside a folder) the file is
+    created instead, and anything already at the name, a symlink included, is
+    refused with ``FileExistsError`` rather than replaced or followed
+    (:func:`~yinsh_env.util.atomic_write.write_new_file`).
     """
     path = Path(path)
     fmt = format_for(path)
     if fmt.write is None:
         raise RecordError(f"{path}: saving {fmt.name} ({fmt.suffix}) is not supported")
     text = fmt.write(record)
-    write_text(path, text)
+    (write_new_text if new else write_text)(path, text)

@@ -12,6 +12,13 @@
   plain stream, never replaced, created or truncated;
 - a folder: refused, as is anything that cannot be opened for writing.
 
+Those rules serve a path a person named.  A file the program names itself
+inside a folder (a game record ``DIR/game-00000.yinsh``, a review
+``DIR/g.review.json``) is written by :func:`write_new_file` instead: created
+whole under its name, never replacing what is there and never following a
+link planted there, so a folder's contents cannot redirect a write or lose an
+earlier run's files.
+
 Every ``OSError`` it raises names the path it was given (``exc.filename``),
 so a message built from it says which file failed (``/dev/full``: no space
 left on device).  Command lines check their output paths before any work
@@ -22,6 +29,7 @@ rule too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -97,17 +105,23 @@ def _write_stream(path: Path, write: Callable[[BinaryIO], object]) -> None:
         write(handle)
 
 
+def _new_temporary(target: Path) -> Path:
+    """An empty file beside ``target``, just created (``O_EXCL``: never a link's target)."""
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    # Created like any file (the umask applies), not private as mkstemp's are.
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return tmp
+
+
 def _replace(target: Path, fill: Callable[[Path], object]) -> None:
     """``fill(tmp)`` for a temporary beside ``target``, then rename it over ``target``."""
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
         old: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         old = None
     if old is not None and not os.access(target, os.W_OK):  # as open("w") would refuse it
         raise PermissionError(13, "Permission denied (the file is read-only)", os.fspath(target))
-    # Created like any file (the umask applies), not private as mkstemp's are.
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    tmp = _new_temporary(target)
     try:
         fill(tmp)
         if old is not None:  # the new file takes the old one's place: its mode and owner too
@@ -175,3 +189,52 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) 
                 _write_stream(target, lambda handle: shutil.copyfileobj(source, handle))
     except OSError as exc:
         raise _named(exc, path) from None
+
+
+def write_new_file(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> None:
+    """Create ``path`` holding what ``write(handle)`` writes, for a name the program
+    chose inside a folder.
+
+    Whatever is at that name already (a file, a folder, a symlink, dangling or
+    not) is left alone and ``FileExistsError`` names ``path``: nothing is
+    followed, nothing replaced.  The bytes go to a temporary beside it first and
+    are hard-linked to the name (which ``link`` creates or refuses in one step),
+    so nothing is seen half-written; where the file system has no hard links the
+    name is created with ``O_EXCL | O_NOFOLLOW`` and written in place.
+    """
+    path = Path(path)
+    try:
+        tmp = _new_temporary(path)
+        try:
+            _fill_with(write)(tmp)
+            try:
+                os.link(tmp, path, follow_symlinks=False)
+            except OSError as exc:  # no hard links here (EPERM, ENOTSUP...): create it in place
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                _write_exclusive(path, tmp)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except FileExistsError:
+        raise FileExistsError(
+            errno.EEXIST, "already exists (not replaced, not followed)", os.fspath(path)
+        ) from None
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+def _write_exclusive(path: Path, source: Path) -> None:
+    """Copy ``source`` to a new ``path``; an error removes what was begun."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle, open(source, "rb") as data:
+            shutil.copyfileobj(data, handle)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def write_new_text(path: str | os.PathLike[str], text: str) -> None:
+    """A new ``path`` holding ``text`` as UTF-8 (see :func:`write_new_file`)."""
+    write_new_file(path, lambda handle: handle.write(text.encode("utf-8")))

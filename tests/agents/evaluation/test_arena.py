@@ -227,3 +227,35 @@ def test_plot_is_written_or_skipped_without_matplotlib(tmp_path: Path) -> None:
         available = False
     assert plot_elo(result, path) is available
     assert path.exists() is available
+
+
+def test_a_link_planted_in_the_records_folder_is_never_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep me\n")
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "game-00000.yinsh").symlink_to(elsewhere)
+    argv = ["random", "test-first", "--games", "2", "--records", str(games), "--no-progress"]
+    assert eval_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds 1 game record(s)" in err
+    assert elsewhere.read_text() == "keep me\n"
+    assert (games / "game-00000.yinsh").is_symlink()
+
+
+def test_a_second_run_into_the_records_folder_is_refused_keeping_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    games = tmp_path / "games"
+    argv = ["random", "test-first", "--games", "2", "--records", str(games), "--no-progress"]
+    assert eval_main(argv) == 0
+    first = {path.name: path.read_bytes() for path in games.iterdir()}
+    assert sorted(first) == ["game-00000.yinsh", "game-00001.yinsh"]
+    capsys.readouterr()
+    assert eval_main([*argv[:-1], "--seed", "9", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"yinsh-eval: records folder {games} already holds 2 game record(s)")
+    assert err.count("\n") == 1
+    assert {path.name: path.read_bytes() for path in games.iterdir()} == first

@@ -77,6 +77,17 @@ def test_undo_goes_back_to_the_persons_decision() -> None:
     assert "Stopped after 0 actions" in out
 
 
+@pytest.mark.parametrize("argument", ["\u0662", "2", "x"])
+def test_undo_takes_no_argument_and_says_so(argument: str) -> None:
+    out = play(["E5", f"undo {argument}", "position", "quit"])
+    assert (
+        f"'undo' takes no argument (got {argument!r}): type 'undo' alone "
+        "to go back to your previous decision." in out
+    )
+    record = read_record(out[out.index("[Variant") :])
+    assert record.actions[0] == "E5" and len(record.actions) == 2  # nothing was undone
+
+
 def test_hint_from_the_default_and_from_any_spec() -> None:
     out = play(["hint", "hint mcts:sims=30", "hint nosuch", "quit"], state=State.from_text(ROW_WIN))
     assert "greedy suggests " in out

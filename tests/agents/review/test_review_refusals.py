@@ -155,3 +155,46 @@ def test_a_review_worker_that_dies_is_one_line_naming_the_agent_and_the_records(
         f"yinsh-review: stopped: a worker process reviewing with {spec} died; "
         "not reviewed: a.yinsh, b.yinsh"
     )
+
+
+def _record(tmp_path: Path) -> Path:
+    _, actions = _game(6)
+    path = tmp_path / "g.yinsh"
+    path.write_text("".join(f"{i + 1}. {action_to_str(a)}\n" for i, a in enumerate(actions)))
+    return path
+
+
+def test_a_link_planted_in_the_out_folder_is_never_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = _record(tmp_path)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep me\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "g.review.json").symlink_to(elsewhere)
+    argv = [str(record), "--agent", "mcts:sims=2", "--out", str(out), "--no-progress"]
+    assert review_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"yinsh-review: {out / 'g.review.json'} already exists: a review is never replaced"
+        " (give another --out, or move it away)\n"
+    )
+    assert elsewhere.read_text() == "keep me\n"
+    assert sorted(p.name for p in out.iterdir()) == ["g.review.json"]
+
+
+def test_a_second_review_into_the_same_folder_is_refused_keeping_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = _record(tmp_path)
+    out = tmp_path / "out"
+    argv = [str(record), "--agent", "mcts:sims=2", "--out", str(out), "--no-progress"]
+    assert review_main(argv) == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"g.review.json", "g.review.yinsh"} <= set(first)
+    capsys.readouterr()
+    assert review_main([*argv, "--seed", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already exists: a review is never replaced" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first

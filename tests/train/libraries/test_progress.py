@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 from pathlib import Path
 
@@ -107,3 +108,53 @@ def test_a_short_sb3_run_prints_progress_lines_and_writes_scalars(
     written = scalars(run)
     assert "progress/steps_per_second" in written and "check/random" in written
     assert any(p.is_dir() for p in run.iterdir())  # SB3's own scalars (losses) beside them
+
+
+#: Every library trainer's command line, its TensorBoard option, the extra it needs.
+TRAINERS = [
+    ("ppo", "--logdir", "torch.utils.tensorboard"),
+    ("sb3_maskable_ppo", "--tensorboard", "sb3_contrib"),
+    ("rllib_example", "--tensorboard", "ray.rllib"),
+]
+
+
+@pytest.mark.parametrize(("module", "option", "extra"), TRAINERS)
+@pytest.mark.parametrize("where", ["/dev/null", "a file"])
+def test_every_library_trainer_refuses_a_log_folder_that_is_a_file(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    module: str,
+    option: str,
+    extra: str,
+    where: str,
+) -> None:
+    pytest.importorskip(extra, reason=f"optional extra ({extra})")
+    trainer = importlib.import_module(f"train.libraries.{module}")
+    path = where if where == "/dev/null" else str(tmp_path / "notes.txt")
+    if where == "a file":
+        Path(path).write_text("notes\n")
+    with pytest.raises(SystemExit) as refused:
+        trainer.main([option, path])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        f"python -m train.libraries.{module}: error: argument {option}: "
+        f"{path!r} is a file, not a folder"
+    )
+    assert "Traceback" not in err
+
+
+def test_ppos_default_log_folder_beside_save_is_checked_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch.utils.tensorboard")
+    from train.libraries import ppo
+
+    (tmp_path / "policy-tb").write_text("not a folder\n")
+    with pytest.raises(SystemExit) as refused:
+        ppo.main(["--save", str(tmp_path / "policy.pt")])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m train.libraries.ppo: error: argument --logdir: "
+        f"{str(tmp_path / 'policy-tb')!r} is a file, not a folder"
+    )

@@ -1,5 +1,6 @@
 """The one writer: regular files replaced atomically, links written through,
-devices and pipes written as streams and never replaced, folders refused."""
+devices and pipes written as streams and never replaced, folders refused; and the
+writer of names a program picks in a folder: created, never replacing nor following."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from yinsh_env.util.atomic_write import write_atomic, write_bytes, write_file, write_text
+from yinsh_env.util.atomic_write import (
+    write_atomic,
+    write_bytes,
+    write_file,
+    write_new_file,
+    write_new_text,
+    write_text,
+)
 
 
 def _fails_half_way(handle: object) -> None:
@@ -172,3 +180,55 @@ def test_a_file_this_user_may_not_write_is_refused_not_replaced(
         write_text(path, "new")
     assert caught.value.filename == str(path) and path.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["read-only.txt"]
+
+
+def test_a_new_file_is_created_whole_with_no_temporary_left(tmp_path: Path) -> None:
+    path = tmp_path / "game-00000.yinsh"
+    write_new_text(path, "text")
+    assert path.read_text() == "text" and not path.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game-00000.yinsh"]
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_link_at_a_new_files_name_is_refused_not_followed(tmp_path: Path, dangling: bool) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    if not dangling:
+        elsewhere.write_text("keep me")
+    folder = tmp_path / "games"
+    folder.mkdir()
+    link = folder / "game-00000.yinsh"
+    link.symlink_to(elsewhere)
+    with pytest.raises(FileExistsError) as caught:
+        write_new_text(link, "planted")
+    assert caught.value.filename == str(link)
+    assert link.is_symlink()
+    assert elsewhere.exists() is not dangling
+    if not dangling:
+        assert elsewhere.read_text() == "keep me"
+    assert sorted(p.name for p in folder.iterdir()) == ["game-00000.yinsh"]
+
+
+def test_an_existing_file_at_a_new_files_name_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "g.review.json"
+    path.write_text("earlier run")
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_new_file(path, lambda handle: handle.write(b"later run"))
+    assert path.read_text() == "earlier run"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.review.json"]
+
+
+def test_a_new_file_is_made_without_hard_links_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)  # as on a file system without hard links
+    path = tmp_path / "g.png"
+    write_new_file(path, lambda handle: handle.write(b"png"))
+    assert path.read_bytes() == b"png"
+    (tmp_path / "link.png").symlink_to(tmp_path / "target.png")
+    with pytest.raises(FileExistsError):
+        write_new_file(tmp_path / "link.png", lambda handle: handle.write(b"png"))
+    assert not (tmp_path / "target.png").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.png", "link.png"]
