@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from agents.base import Agent, AgentFailure
+from agents.params import clip
 from agents.spec import AgentSpecError, make_agent
 from agents.web.position_analysis import analyse
 from yinsh_env import (
