@@ -43,8 +43,9 @@ from agents.network.search_rules import search_rules
 from agents.search import BatchEvaluator, Leaf, Node, Search, advance
 from train.config import SearchConfig, SelfPlayConfig
 from train.replay import GameSamples, pack_planes
-from yinsh_env.envs.aec_env import AGENTS, env
+from yinsh_env.envs.aec_env import env
 from yinsh_env.envs.aec_env import raw_env as RawEnv
+from yinsh_env.envs.env_base import AGENTS
 from yinsh_env.envs.observation import bitboard_plane
 
 

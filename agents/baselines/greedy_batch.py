@@ -24,11 +24,18 @@ from __future__ import annotations
 import numpy as np
 
 from agents.baselines import heuristics as h
-from yinsh_env.vector.batch_state import BatchState
-from yinsh_env.vector.legal import move_destinations
-from yinsh_env.vector.observe import decode
-from yinsh_env.vector.step import apply, outcome
-from yinsh_env.vector.tables import MARKER_CODE, OVER, RING, RING_CODE, SEGMENT_POINTS_T
+from yinsh_env.vector import (
+    MARKER_CODE,
+    OVER,
+    RING,
+    RING_CODE,
+    SEGMENT_POINTS_T,
+    BatchState,
+    apply,
+    decode,
+    move_destinations,
+    outcome,
+)
 
 __all__ = ["GreedyOpponent", "evaluate", "turn_values"]
 

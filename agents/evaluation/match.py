@@ -42,8 +42,9 @@ from agents.base import Agent, AgentFailure
 from agents.infra.worker_pool import agent_exit
 from yinsh_env import Player, Result, Termination, action_to_str
 from yinsh_env.engine.state import State
-from yinsh_env.envs.aec_env import AGENT_INDEX, env
+from yinsh_env.envs.aec_env import env
 from yinsh_env.envs.aec_env import raw_env as RawEnv
+from yinsh_env.envs.env_base import AGENT_INDEX
 
 
 class VariantMismatchError(ValueError):

@@ -226,6 +226,26 @@ def private_imports() -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def test_players_use_the_batched_engine_through_its_public_api() -> None:
+    """Outside ``yinsh_env``, the batched engine is reached through ``yinsh_env.vector``'s
+    ``__all__`` (its environment modules aside), never its internal modules."""
+    import yinsh_env.vector as vector
+
+    environment = {"yinsh_env.vector.env", "yinsh_env.vector.batch_agents", "yinsh_env.vector.sb3"}
+    for package in PACKAGES[1:]:
+        for path in (PROJECT_ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "yinsh_env.vector"
+                ):
+                    assert node.module == "yinsh_env.vector" or node.module in environment, (
+                        module_name(path),
+                        node.module,
+                    )
+                    if node.module == "yinsh_env.vector":
+                        assert {a.name for a in node.names} <= set(vector.__all__), path
+
+
 def test_no_module_imports_another_modules_private_names() -> None:
     assert private_imports() == []
 

@@ -79,9 +79,9 @@ from train.libraries.ppo_games import (
 from train.libraries.ppo_report import Report
 from train.libraries.progress import checked_log_dir
 from yinsh_env.engine.actions import N_ACTIONS
+from yinsh_env.envs.env_base import MAX_WEIGHT
 from yinsh_env.envs.matchmaking import OpponentPool, SnapshotSlots
 from yinsh_env.vector.env import YinshVectorEnv
-from yinsh_env.vector.shaping import MAX_WEIGHT
 
 
 @dataclass

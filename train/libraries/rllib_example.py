@@ -78,7 +78,7 @@ from train.libraries.progress import (
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
-from yinsh_env.envs.aec_env import AGENTS
+from yinsh_env.envs.env_base import AGENTS
 
 try:
     from ray.rllib.core.columns import Columns

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env.envs.aec_env import AGENTS
+from yinsh_env.envs.env_base import AGENTS
 from yinsh_env.envs.matchmaking import SnapshotSlots, label_league
 
 SNAPSHOT_PREFIX = "snapshot_"

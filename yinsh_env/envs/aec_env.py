@@ -53,11 +53,8 @@ raises ``KeyError``).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -71,154 +68,25 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from yinsh_env.engine.action_input import as_action
 from yinsh_env.engine.actions import N_ACTIONS
-from yinsh_env.engine.errors import IllegalActionError, PositionError, bounded_repr
+from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
-from yinsh_env.envs.observation import OBS_SHAPE, encode
-from yinsh_env.render import ansi_board, rgb_board, svg_board
+from yinsh_env.envs.env_base import (
+    AGENT_INDEX,
+    AGENTS,
+    ENV_NAME,
+    ILLEGAL_REWARD,
+    RENDER_MODES,
+    check_flag,
+    check_options,
+    check_render_mode,
+    check_seed,
+    make_observation_space,
+    render_game,
+    start_state,
+)
+from yinsh_env.envs.observation import encode
+from yinsh_env.render import svg_board
 from yinsh_env.render.layout import check_picture_size
-
-#: Agent names, indexed by engine player (Player.WHITE = 0, Player.BLACK = 1).
-AGENTS: Final = ("player_0", "player_1")
-AGENT_INDEX: Final = {name: i for i, name in enumerate(AGENTS)}
-RENDER_MODES: Final = ("ansi", "rgb_array", "human")
-ENV_NAME: Final = "yinsh_v0"
-#: Reward for the agent making an illegal move in :func:`env` (PettingZoo's convention).
-ILLEGAL_REWARD: Final = -1.0
-
-ActionLike = int | np.integer[Any] | str
-
-
-def make_observation_space() -> spaces.Dict:
-    """The observation space: float planes in [0, 1] and an int8 legal-action mask."""
-    return spaces.Dict(
-        {
-            "observation": spaces.Box(low=0.0, high=1.0, shape=OBS_SHAPE, dtype=np.float32),
-            "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
-        }
-    )
-
-
-def start_state(
-    rings_to_win: int,
-    state: State | str | None = None,
-    actions: Iterable[ActionLike] = (),
-) -> State:
-    """The game an episode starts from: a new game, or a given position plus actions.
-
-    ``state`` is a :class:`State` (copied) or its text form; ``actions`` are
-    applied after it (indices or notation).  Raises
-    :class:`~yinsh_env.engine.errors.YinshError` naming the problem; a finished game
-    is refused since an episode needs someone to act.
-    """
-    if state is None:
-        game = State(rings_to_win=rings_to_win)
-    elif isinstance(state, State):
-        game = state.copy()
-    elif isinstance(state, str):
-        game = State.from_text(state)
-    else:
-        raise PositionError(f"start state must be a State or its text form, got {state!r}")
-    if isinstance(actions, (str, bytes)) or not isinstance(actions, Iterable):
-        raise PositionError(
-            f"start actions must be a sequence of actions, got {bounded_repr(actions)}"
-        )
-    for action in actions:
-        game.apply(as_action(action))
-    if game.is_terminal:
-        raise PositionError(f"cannot start an episode from a finished game: {game.to_text()}")
-    return game
-
-
-#: The options ``reset`` of the AEC env takes.
-RESET_OPTIONS = ("state", "actions")
-#: Keys ``reset`` ignores: PettingZoo's ``api_test`` passes ``{"options": 1}``
-#: to see that ``reset`` takes an ``options`` argument.
-IGNORED_OPTIONS = ("options",)
-
-
-def check_options(options: Any, known: Iterable[str] = RESET_OPTIONS) -> dict[str, Any]:
-    """``reset``'s ``options``: None or a dict of ``known`` keys, else an error naming it.
-
-    A misspelt key would otherwise be ignored and the episode start from the
-    wrong position without a word: ``TypeError`` for what is no dict (or a
-    key that is no string), ``ValueError`` naming unknown keys.
-    """
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"reset options must be a dict or None, got {bounded_repr(options)}")
-    names = sorted(known)
-    odd = [key for key in options if not isinstance(key, str)]
-    if odd:
-        raise TypeError(f"reset option names must be strings, got {bounded_repr(odd[0])}")
-    unknown = sorted(key for key in options if key not in names and key not in IGNORED_OPTIONS)
-    if unknown:
-        shown = ", ".join(bounded_repr(key) for key in unknown[:5])
-        raise ValueError(f"unknown reset option(s) {shown} (known: {', '.join(names)})")
-    return dict(options)  # the values are checked by start_state
-
-
-def check_seed(seed: Any) -> int | None:
-    """``seed`` for ``reset``: None or an integer ``>= 0`` (numpy's too), else an error naming it.
-
-    Gymnasium's seeding raises its own ``gymnasium.error.Error`` (no
-    ``ValueError``) for a negative seed; a bool or a float is no seed either.
-    """
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be None or an integer >= 0, got {bounded_repr(seed)}")
-    if seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got {int(seed)}")
-    return int(seed)
-
-
-def render_game(
-    game: State, mode: str | None, last_action: int | None = None, size: int = 480
-) -> str | np.ndarray | None:
-    """Draw ``game`` for a render mode: ANSI text, an RGB array, or shown to a human.
-
-    ``human`` displays the SVG board inline in a Jupyter notebook and prints
-    the coloured text board elsewhere.
-    """
-    if mode is None:
-        gymnasium.logger.warn(
-            "render() was called without a render_mode; pass render_mode= to the environment"
-        )
-        return None
-    if mode == "ansi":
-        return ansi_board(game, last_action=last_action)
-    if mode == "rgb_array":
-        return rgb_board(game, size=size, last_action=last_action)
-    if mode == "human":
-        if _in_notebook():
-            from IPython.display import SVG, display
-
-            display(SVG(svg_board(game, size=size, last_action=last_action)))
-        else:
-            print(ansi_board(game, last_action=last_action))
-        return None
-    raise ValueError(f"unknown render mode {mode!r}; expected one of {RENDER_MODES}")
-
-
-def _in_notebook() -> bool:
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
-    shell = ipython.get_ipython()
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def check_flag(name: str, value: object) -> bool:
-    """``value`` if it is a bool (``"yes"`` or ``0`` is not), else TypeError naming ``name``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {bounded_repr(value)}")
-    return bool(value)
-
-
-def check_render_mode(render_mode: str | None) -> None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"unknown render_mode {render_mode!r}; expected one of {RENDER_MODES}")
 
 
 def env(**kwargs: Any) -> AECEnv[str, dict[str, np.ndarray], int]:

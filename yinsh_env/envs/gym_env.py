@@ -52,8 +52,7 @@ a curriculum's promotion).
 
 from __future__ import annotations
 
-import math
-from typing import Any, Final
+from typing import Any, Final, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -61,10 +60,10 @@ from gymnasium import spaces
 
 from yinsh_env.engine.action_input import as_action
 from yinsh_env.engine.actions import N_ACTIONS
-from yinsh_env.engine.errors import IllegalActionError, PositionError, bounded_repr
+from yinsh_env.engine.errors import IllegalActionError, PositionError
 from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
-from yinsh_env.envs.aec_env import (
-    AGENT_INDEX,
+from yinsh_env.envs.aec_env import raw_env
+from yinsh_env.envs.env_base import (
     AGENTS,
     ILLEGAL_REWARD,
     RENDER_MODES,
@@ -72,16 +71,18 @@ from yinsh_env.envs.aec_env import (
     check_flag,
     check_options,
     check_render_mode,
+    check_reward,
     check_seed,
+    check_shaping,
     make_observation_space,
-    raw_env,
+    parse_learner,
     render_game,
+    ring_potential,
 )
 from yinsh_env.envs.matchmaking import Entry, is_sampler
 from yinsh_env.render.layout import check_picture_size
 
 GYM_ID: Final = "Yinsh-v0"
-LEARNER_CHOICES: Final = ("alternate", "random", *AGENTS)
 
 Observation = dict[str, Any]
 
@@ -168,10 +169,10 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         render_size: int = 480,
     ) -> None:
         check_render_mode(render_mode)
-        self._side_choice = _parse_learner(learner)
+        self._side_choice = parse_learner(learner)
         self.render_mode = render_mode
         self.render_size = check_picture_size(render_size)
-        self.illegal_reward = _reward(illegal_reward)
+        self.illegal_reward = check_reward(illegal_reward)
         self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
         self.opponent = opponent
         self._sampler_kind = opponent_kind(opponent)
@@ -209,7 +210,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         super().reset(seed=seed)
         if seed is not None:
             self._episode = 0
-        side = _parse_learner(options["learner"]) if "learner" in options else self._side_choice
+        side = parse_learner(options["learner"]) if "learner" in options else self._side_choice
         if side == "alternate":
             self._learner = self._episode % 2
         elif side == "random":
@@ -345,37 +346,39 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
             close()
 
 
-def _reward(value: object) -> float | None:
-    """``illegal_reward``: None (an illegal action raises) or a finite number."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"illegal_reward must be None or a number, got {bounded_repr(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"illegal_reward must be finite, got {value!r}")
-    return float(value)
+class ShapedReward(gymnasium.Wrapper[Any, Any, Any, Any]):
+    """``Yinsh-v0`` with potential-based shaping added to its reward (module docstring).
 
+    Wraps a :class:`~yinsh_env.envs.gym_env.YinshGymEnv` (or a wrapper of one);
+    ``info["shaping"]`` holds the term added at each step.
+    """
 
-def _parse_learner(learner: str | int) -> str | int:
-    """``"alternate"``, ``"random"`` or the learner's player index (0 White, 1 Black)."""
-    if (
-        isinstance(learner, (int, np.integer))
-        and not isinstance(learner, bool)
-        and learner in (0, 1)
-    ):
-        return int(learner)
-    if isinstance(learner, str):
-        key = learner.strip().lower()
-        if key in AGENT_INDEX:
-            return AGENT_INDEX[key]
-        if key in ("white", "black"):
-            return 0 if key == "white" else 1
-        if key in ("alternate", "random"):
-            return key
-    raise ValueError(
-        f"unknown learner side {learner!r}; expected one of {LEARNER_CHOICES}, 0, 1, "
-        "'white' or 'black'"
-    )
+    def __init__(self, env: gymnasium.Env[Any, Any], weight: float = 0.1, gamma: float = 0.99):
+        super().__init__(env)
+        self.weight, self.gamma = check_shaping(weight, gamma)
+        self._phi = 0.0
+
+    def _potential(self) -> float:
+        base = self.env.unwrapped
+        game = base.game  # type: ignore[attr-defined]
+        if game.is_terminal:
+            return 0.0
+        me = 0 if base.learner == "player_0" else 1  # type: ignore[attr-defined]
+        removed = np.array(game.removed)
+        return float(ring_potential(removed[me], removed[1 - me], game.rings_to_win, self.weight))
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        self._phi = self._potential()
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        phi = 0.0 if terminated or truncated else self._potential()
+        shaping = self.gamma * phi - self._phi
+        self._phi = phi
+        info["shaping"] = shaping
+        return observation, float(reward) + shaping, terminated, truncated, info
 
 
 def _register() -> None:
@@ -389,4 +392,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["GYM_ID", "YinshGymEnv", "opponent_kind"]
+__all__ = ["GYM_ID", "ShapedReward", "YinshGymEnv", "opponent_kind"]

@@ -7,7 +7,7 @@
 * :mod:`yinsh_env.vector.observe`: the scalar environment's observation planes, for a batch;
 * :mod:`yinsh_env.vector.batch_agents`: the batched agent interface (``act_batch``) and adapters;
 * :mod:`yinsh_env.vector.env`: :class:`YinshVectorEnv`, Gymnasium's ``VectorEnv`` (``Yinsh-v0``'s
-  ``vector_entry_point``); :mod:`yinsh_env.vector.shaping`: optional potential-based rewards;
+  ``vector_entry_point``), its dense rewards those of :mod:`yinsh_env.envs.env_base`;
 * :mod:`yinsh_env.vector.sb3`: a Stable-Baselines3 ``VecEnv`` over it (imports SB3).
 
 The encodings (actions, observation planes, masks) are the scalar engine's
@@ -28,13 +28,31 @@ from __future__ import annotations
 from typing import Any
 
 from yinsh_env.vector.batch_state import BatchState, from_states, new_batch, reset_games, to_state
+from yinsh_env.vector.legal import move_destinations
+from yinsh_env.vector.observe import decode
 from yinsh_env.vector.step import apply, outcome
+from yinsh_env.vector.tables import (
+    MARKER_CODE,
+    OVER,
+    RING,
+    RING_CODE,
+    SEGMENT_POINTS_T,
+)
 
+#: The batched engine's public API: what a batched player (``agents.baselines.greedy_batch``)
+#: or a user's own evaluator may rely on; the other names of the modules below are internal.
 __all__ = [
+    "MARKER_CODE",
+    "OVER",
+    "RING",
+    "RING_CODE",
+    "SEGMENT_POINTS_T",
     "BatchState",
     "YinshVectorEnv",
     "apply",
+    "decode",
     "from_states",
+    "move_destinations",
     "new_batch",
     "outcome",
     "reset_games",

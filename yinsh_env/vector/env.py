@@ -34,7 +34,7 @@ final observations): the caller's to edit or keep, as TorchRL does.
 
 Limits, checked before anything is allocated or played: ``num_envs`` is at
 most :data:`MAX_NUM_ENVS`; ``self_play`` is a bool; ``dense_reward`` and
-``gamma`` as :func:`~yinsh_env.vector.shaping.check_shaping` takes them.
+``gamma`` as :func:`~yinsh_env.envs.env_base.check_shaping` takes them.
 ``step`` before the first ``reset`` (or after a ``reset`` or ``step`` that
 raised part-way, e.g. from an opponent) raises Gymnasium's ``ResetNeeded``,
 as ``Yinsh-v0`` does; any call after ``close()`` raises its
@@ -55,15 +55,18 @@ from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import IllegalActionError, NotAnActionError, bounded_repr
 from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN
 from yinsh_env.engine.vocabulary import Result, Termination
-from yinsh_env.envs.aec_env import (
+from yinsh_env.envs.env_base import (
     AGENTS,
     ILLEGAL_REWARD,
     check_flag,
     check_options,
+    check_reward,
     check_seed,
+    check_shaping,
     make_observation_space,
+    parse_learner,
+    ring_potential,
 )
-from yinsh_env.envs.gym_env import _parse_learner, _reward
 from yinsh_env.envs.matchmaking import Entry, is_sampler
 from yinsh_env.vector.batch_agents import (
     BatchOpponent,
@@ -74,7 +77,6 @@ from yinsh_env.vector.batch_agents import (
 from yinsh_env.vector.batch_state import new_batch, reset_games
 from yinsh_env.vector.legal import refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
-from yinsh_env.vector.shaping import check_shaping, ring_potential
 from yinsh_env.vector.step import apply, outcome, play_random_turns
 from yinsh_env.vector.tables import OVER
 
@@ -158,8 +160,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
         if self.self_play and self.dense_reward:
             raise ValueError("dense_reward is for a learner against an opponent, not self_play")
-        self._side_choice = _parse_learner(learner)
-        self.illegal_reward = _reward(illegal_reward)
+        self._side_choice = parse_learner(learner)
+        self.illegal_reward = check_reward(illegal_reward)
         self._batch = new_batch(check_num_envs(num_envs), rings_to_win)
         self.num_envs = self._batch.num_games
         #: Why step() must wait for reset(): none yet, or a reset or step raised part-way.
@@ -204,7 +206,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         are every game's."""
         seed = check_seed(seed)
         options = check_options(options, ("learner", "reset_mask"))
-        side = _parse_learner(options["learner"]) if "learner" in options else None
+        side = parse_learner(options["learner"]) if "learner" in options else None
         if side is not None and self.self_play:
             raise ValueError("reset option 'learner': self_play has both seats the learner")
         self._require_open("reset")

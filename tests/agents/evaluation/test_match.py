@@ -13,7 +13,7 @@ from agents.evaluation.match import VariantMismatchError, check_variant, play_ma
 from agents.play.play_cli import main as play_main
 from agents.spec import unregister_agent
 from yinsh_env import Result, State, Termination, env
-from yinsh_env.envs.aec_env import AGENT_INDEX
+from yinsh_env.envs.env_base import AGENT_INDEX
 from yinsh_env.envs.observation import decode
 
 

@@ -22,7 +22,8 @@ from yinsh_env import (
     env,
 )
 from yinsh_env import raw_env as make_raw_env
-from yinsh_env.envs.aec_env import AGENTS, ClassicWrapper, raw_env, standard_wrappers
+from yinsh_env.envs.aec_env import ClassicWrapper, raw_env, standard_wrappers
+from yinsh_env.envs.env_base import AGENTS
 from yinsh_env.envs.observation import decode, encode
 
 with warnings.catch_warnings():  # pettingzoo.test imports connect four the deprecated way

@@ -24,7 +24,7 @@ from torchrl.envs.utils import check_env_specs
 
 import yinsh_env.envs.gym_env  # noqa: F401 (registers Yinsh-v0)
 from yinsh_env import N_ACTIONS, env
-from yinsh_env.envs.aec_env import AGENTS
+from yinsh_env.envs.env_base import AGENTS
 
 pytestmark = pytest.mark.slow  # TorchRL's import and spec checks take seconds
 

@@ -23,12 +23,12 @@ import yinsh_env.vector.env as vector_env_module
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import IllegalActionError, NotAnActionError
 from yinsh_env.envs.aec_env import raw_env
-from yinsh_env.envs.gym_env import YinshGymEnv
+from yinsh_env.envs.env_base import MAX_WEIGHT
+from yinsh_env.envs.gym_env import ShapedReward, YinshGymEnv
 from yinsh_env.envs.matchmaking import OpponentPool
 from yinsh_env.vector import to_state
 from yinsh_env.vector.batch_agents import RandomOpponent, random_legal
 from yinsh_env.vector.env import MAX_NUM_ENVS, YinshVectorEnv, check_num_envs
-from yinsh_env.vector.shaping import MAX_WEIGHT, ShapedReward
 
 
 def lowest(observation: dict[str, np.ndarray]) -> int:
