@@ -32,7 +32,8 @@ game review, :mod:`agents.web` the browser app):
 * :mod:`agents.play`: ``yinsh-play``; :mod:`agents.terminal`: playing in a terminal;
 * :mod:`agents.league`: opponent pools and curricula from specs;
 * :mod:`agents.cli_args`: the command lines' argument types, checked when parsed;
-* :mod:`agents.worker_pool`: worker processes that die with their parent;
+* :mod:`agents.worker_pool`: worker processes that die with their parent, and end what
+  they start;
 * :mod:`agents.ray_address`: which Ray to connect to, decided before ``ray.init`` can hang.
 """
 

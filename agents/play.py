@@ -13,7 +13,9 @@ The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
 project's text format (:mod:`yinsh_env.records`).  Games are reproducible: the
 seed is printed (chosen at random when not given), and the same specs and seed
-replay the same game.
+replay the same game.  A ``py:`` agent (your own code) plays in a process of
+its own (:mod:`agents.evaluation.isolated`): if it ends that process or raises
+``KeyboardInterrupt``, it forfeits, as in the arena.
 
 Exit status: 0 for a finished game, 1 when an agent failed (it forfeits, as in
 the arena), 2 for bad arguments (unknown agent spec, unwritable output path),
@@ -39,6 +41,7 @@ from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
 from .cli_args import int_in, output_file
+from .evaluation.isolated import make_player
 from .evaluation.match import check_variant, play_match
 from .libraries import MODEL_FILES_NOTE
 from .protocol import MAX_SEED
@@ -164,8 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     agents: list[Agent] = []
     try:
-        agents.append(make_agent(args.white, seed=seed))
-        agents.append(make_agent(args.black, seed=seed ^ BLACK_SEED_XOR))
+        agents.append(make_player(args.white, seed=seed))
+        agents.append(make_player(args.black, seed=seed ^ BLACK_SEED_XOR))
         for agent in agents:
             check_variant(agent, args.rings_to_win)
     except ValueError as exc:  # a bad spec, or an agent made for another variant
