@@ -37,6 +37,7 @@ from typing import Any
 from ..cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
 from ..params import MAX_SECONDS
 from ..protocol import MAX_SEED
+from ..ray_address import ray_address
 from ..spec import available_agents
 from ..worker_pool import exit_on_signals
 from .arena import DEFAULT_OPENING_PLIES, plot_elo, run_arena, save_json
@@ -180,6 +181,8 @@ def _check_arguments(
         args.workers = 0 if args.backend == "ray" else 1
     if args.address is not None and args.backend != "ray":
         raise ValueError("--address goes with --backend ray")
+    if args.backend == "ray":
+        ray_address(args.address)  # one line for an address that is not Ray's, before Ray loads
     settings = MatchSettings(
         seed=args.seed,
         workers=args.workers,
