@@ -8,6 +8,7 @@
     yinsh-play --human white --opponent alphabeta       # you play White in the terminal
     yinsh-play --web --opponent mcts:sims=400           # the web app (agents.web)
     yinsh-play --web --allow "net:path=runs/quick,sims=64"   # also offer this spec
+    yinsh-play --web --host 0.0.0.0 --allow-host yinsh.lan   # for the network, by that name
 
 The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
@@ -40,7 +41,7 @@ from yinsh_env.render import ansi_board, svg_board
 from yinsh_env.state import PLAYER_NAMES
 
 from .base import Agent
-from .cli_args import int_in, output_file
+from .cli_args import host_name, int_in, output_file
 from .evaluation.isolated import make_player
 from .evaluation.match import check_variant, play_match
 from .libraries import MODEL_FILES_NOTE
@@ -123,6 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=8000,
         help="web: port (default 8000; 0 = any free)",
     )
+    people.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=host_name,
+        metavar="NAME",
+        help=(
+            "web: a name the page may be reached by, besides localhost and IP addresses "
+            "(repeatable; any other name is refused: DNS rebinding)"
+        ),
+    )
     people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
     people.add_argument(
         "--allow",
@@ -197,7 +209,13 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     white = "human" if human in ("white", "both") else opponent
     black = "human" if human in ("black", "both") else opponent
     analyst = opponent if opponent.startswith(("net", "pretrained")) else "mcts:sims=200"
-    config = AppConfig(white=white, black=black, analyst=analyst, allow=tuple(args.allow))
+    config = AppConfig(
+        white=white,
+        black=black,
+        analyst=analyst,
+        allow=tuple(args.allow),
+        allow_hosts=tuple(args.allow_host),
+    )
     try:
         return serve(args.host, args.port, config, open_browser=not args.no_open)
     except ValueError as exc:
