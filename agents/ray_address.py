@@ -15,7 +15,9 @@ answers (its GCS, or the Ray Client server for ``ray://``).  A port where
 something else listens (a web server, a proxy, another gRPC service) or nothing
 answers in time would leave ``ray.init`` retrying for minutes.  The call asks
 for no data Ray guards: a head that wants an authentication token answers
-``UNAUTHENTICATED``, which says as well that Ray is there.  With
+``UNAUTHENTICATED``, which says as well that Ray is there; but Ray sends its
+token only with ``RAY_AUTH_MODE=token``, so without it such a head is refused
+at once, saying so (``ray.init`` would retry, then fail without a reason).  With
 ``RAY_USE_TLS`` set (a cluster whose gRPC needs certificates) only the TCP
 connection is checked.
 
@@ -106,13 +108,25 @@ def ray_address(address: str | None, option: str = "--address") -> str:
             f"({why}) within {PROBE_SECONDS:g} s; give no address for a local Ray"
         ) from None
     method = CLIENT_METHOD if bootstrap.strip().startswith("ray://") else GCS_METHOD
-    problem = _not_ray(target, method, deadline)
-    if problem:
-        raise ValueError(
-            f"{option} {shown}: cannot connect to Ray: {host}:{port} answers, but not as "
-            f"Ray does ({problem}); give no address for a local Ray"
-        )
-    return address
+    status, details = _ask(target, method, deadline)
+    if status in RAY_ANSWERS and not details.startswith("Received http2 header"):
+        token_mode = os.environ.get("RAY_AUTH_MODE", "").strip().lower() == "token"
+        if status == "UNAUTHENTICATED" and not token_mode:
+            raise ValueError(
+                f"{option} {shown}: cannot connect to Ray: the Ray head at {host}:{port} "
+                "asks for an authentication token, which this process sends only with "
+                "RAY_AUTH_MODE=token (the token in RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            )
+        return address
+    if status == "DEADLINE_EXCEEDED":
+        what = f"no gRPC answer within {PROBE_SECONDS:g} s"
+    else:
+        details = details.rpartition(f"{target}: ")[2]  # gRPC's own words, not its preamble
+        what = f"gRPC {status}: {clip(details, 160)}" if details else f"gRPC {status}"
+    raise ValueError(
+        f"{option} {shown}: cannot connect to Ray: {host}:{port} answers, but not as "
+        f"Ray does ({what}); give no address for a local Ray"
+    )
 
 
 def _connect(host: str, port: int, deadline: float) -> str:
@@ -147,30 +161,25 @@ def _connect(host: str, port: int, deadline: float) -> str:
     raise error
 
 
-def _not_ray(target: str, method: str, deadline: float) -> str:
-    """What answered ``method`` at ``target`` instead of Ray ("" when Ray did)."""
+def _ask(target: str, method: str, deadline: float) -> tuple[str, str]:
+    """The gRPC status name and details of a bare call of ``method`` at ``target``
+    (``("OK", "")`` where it cannot be asked: see the module docstring)."""
     if os.environ.get("RAY_USE_TLS", "").strip().lower() in ("1", "true"):
-        return ""  # Ray's TLS needs its certificates: the TCP answer is all that is checked
+        return "OK", ""  # Ray's TLS needs its certificates: the TCP answer is all that is checked
     try:
         import grpc
     except ImportError:  # no gRPC means no Ray either: the import of Ray says so
-        return ""
+        return "OK", ""
     channel = grpc.insecure_channel(target, options=[("grpc.enable_http_proxy", 0)])
     try:
         channel.unary_unary(method)(b"", timeout=max(0.05, deadline - time.monotonic()))
     except grpc.RpcError as exc:
         code = getattr(exc, "code", lambda: None)()
         details = " ".join(str(getattr(exc, "details", lambda: "")() or "").split())
-        name = getattr(code, "name", "no status")
-        if name == "DEADLINE_EXCEEDED":
-            return f"no gRPC answer within {PROBE_SECONDS:g} s"
-        if name in RAY_ANSWERS and not details.startswith("Received http2 header"):
-            return ""  # a Ray server's own refusal of a bare request
-        details = details.rpartition(f"{target}: ")[2]  # gRPC's own words, not its preamble
-        return f"gRPC {name}: {clip(details, 160)}" if details else f"gRPC {name}"
+        return getattr(code, "name", "no status"), details
     finally:
         channel.close()
-    return ""
+    return "OK", ""
 
 
 def _cluster_file_address() -> str | None:

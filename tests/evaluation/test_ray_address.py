@@ -126,7 +126,7 @@ def other_grpc_server() -> Iterator[str]:
 
 
 @pytest.fixture
-def ray_like_server() -> Iterator[str]:
+def head_with_token() -> Iterator[str]:
     """A gRPC server that answers the GCS method as a head with a token does: UNAUTHENTICATED."""
     grpc = pytest.importorskip("grpc")
 
@@ -134,6 +134,12 @@ def ray_like_server() -> Iterator[str]:
         context.abort(grpc.StatusCode.UNAUTHENTICATED, "InvalidAuthToken: missing")
 
     yield from _grpc_server({GCS_METHOD: refuse})
+
+
+@pytest.fixture
+def open_head() -> Iterator[str]:
+    """A gRPC server that answers the GCS method (an empty id), as a head with no token does."""
+    yield from _grpc_server({GCS_METHOD: lambda request, context: b""})
 
 
 @pytest.mark.parametrize("server", ["web_server", "silent_server", "other_grpc_server"])
@@ -151,8 +157,19 @@ def test_an_address_where_something_else_answers_is_refused_in_one_line(
     assert "\n" not in message
 
 
-def test_a_server_answering_as_ray_does_is_taken(ray_like_server: str) -> None:
-    assert ray_address(ray_like_server) == ray_like_server
+def test_a_server_answering_as_ray_does_is_taken(open_head: str) -> None:
+    assert ray_address(open_head) == open_head
+
+
+def test_a_head_asking_for_a_token_is_taken_in_token_mode_only(
+    head_with_token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without RAY_AUTH_MODE=token, ray.init retried for 24 s, then said only that it failed.
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    with pytest.raises(ValueError, match=r"asks for an authentication token.*RAY_AUTH_MODE=token"):
+        ray_address(head_with_token)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    assert ray_address(head_with_token) == head_with_token
 
 
 def test_yinsh_eval_refuses_a_web_server_as_ray_before_any_game(
