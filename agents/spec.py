@@ -91,6 +91,12 @@ ENTRY_POINT_GROUP = "yinsh.agents"
 PY_PREFIX = "py"
 
 
+def is_py_spec(spec: object) -> bool:
+    """Whether ``spec`` is a ``py:MODULE:CALLABLE`` spec string: your own code, which the
+    arena and ``yinsh-play`` run in a process of its own."""
+    return isinstance(spec, str) and spec.strip().partition(":")[0].strip() == PY_PREFIX
+
+
 def entry_point_agents() -> dict[str, str]:
     """Agents that installed packages declare: name -> ``"module:attribute"``."""
     try:

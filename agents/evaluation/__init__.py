@@ -6,7 +6,8 @@
   from seeded openings (:mod:`~agents.evaluation.games`), on this machine or
   on Ray (:mod:`~agents.evaluation.runners`, :mod:`~agents.evaluation.match_worker`,
   :mod:`~agents.evaluation.ray_runner`), your own agents included once they
-  can travel (:mod:`~agents.evaluation.travel`, :mod:`agents.byo`), all
+  can travel (:mod:`~agents.evaluation.travel`, :mod:`agents.byo`; in
+  ``yinsh-play``, in a process of their own: :mod:`~agents.evaluation.isolated`), all
   played as one :class:`~agents.evaluation.settings.MatchSettings` says, each
   agent shown by its spec or a short name (:mod:`~agents.evaluation.names`);
 * :mod:`~agents.evaluation.elo` fits Bradley-Terry ratings;

@@ -43,6 +43,7 @@ from agents.evaluation.scale import Scale, load_scale
 from agents.evaluation.settings import BACKENDS, MatchSettings
 from agents.evaluation.sprt import Sprt, SprtSettings
 from agents.infra.cli_args import image_file, input_file, int_in, number_in, output_dir, output_file
+from agents.infra.ray_address import ray_address
 from agents.infra.worker_pool import exit_on_signals
 from agents.params import MAX_SECONDS, MAX_SEED
 from agents.spec import available_agents
@@ -179,6 +180,8 @@ def _check_arguments(
         args.workers = 0 if args.backend == "ray" else 1
     if args.address is not None and args.backend != "ray":
         raise ValueError("--address goes with --backend ray")
+    if args.backend == "ray":
+        ray_address(args.address)  # one line for an address that is not Ray's, before Ray loads
     settings = MatchSettings(
         seed=args.seed,
         workers=args.workers,

@@ -12,6 +12,11 @@ code, the kernel's out-of-memory killer) cannot say why.  So each worker of a
 pool notes on a :class:`TurnBoard` in shared memory which game it plays and
 which agent is thinking; the pool reads it when a worker is gone and scores
 that game a forfeit by that agent.
+
+An agent may also copy its worker (``os.fork()``): the copy returns from
+the agent's ``act`` as the worker does, and would play on and answer the
+pool's tasks beside it.  A copy is no worker: it ends itself at its next
+decision, or when its game ends (:func:`play_task` knows the worker's pid).
 """
 
 from __future__ import annotations
@@ -87,6 +92,11 @@ class TurnBoard:
             0 if agent is None else agent + 1,
         ]
 
+    def pids(self) -> list[int]:
+        """The process id of every worker that claimed a slot."""
+        values = self.slots[:]
+        return [pid for pid in values[0::3] if pid]
+
     def turns(self) -> list[Turn]:
         """What every worker was last doing (those playing a game)."""
         values = self.slots[:]
@@ -109,7 +119,14 @@ def init_worker(
     for name, factory in registry.items():
         spec_module.register_agent(name, factory, replace=False)
     # Build the agents lazily: a worker only needs the ones its games use.
-    _WORKER.update(specs=specs, agents={}, rings_to_win=rings_to_win, limit=limit, board=board)
+    _WORKER.update(
+        specs=specs,
+        agents={},
+        rings_to_win=rings_to_win,
+        limit=limit,
+        board=board,
+        pid=os.getpid(),
+    )
     if board is not None:
         _WORKER["slot"] = board.claim()
 
@@ -132,12 +149,13 @@ def play_task(task: GameTask) -> GameResult:
     slot = _WORKER.get("slot", 0)
 
     def on_turn(agent: int | None) -> None:
+        _end_if_copy()
         if board is not None:
             board.note(slot, task.index, agent)
 
     on_turn(None)
     try:
-        return play_game(
+        result = play_game(
             _worker_agent(task.white),
             _worker_agent(task.black),
             task,
@@ -147,5 +165,13 @@ def play_task(task: GameTask) -> GameResult:
             on_turn=on_turn,
         )
     finally:
+        _end_if_copy()
         if board is not None:
             board.note(slot, None, None)
+    return result
+
+
+def _end_if_copy() -> None:
+    """In an ``os.fork()`` copy of a worker (an agent's): end it, before it acts as one."""
+    if _WORKER.get("pid", os.getpid()) != os.getpid():
+        os._exit(0)

@@ -18,7 +18,13 @@ A worker process that dies in a game (an agent calling ``os._exit``, a crash
 in native code) loses that game for the agent that was thinking, with a
 reason naming the exit status; the pool is restarted and the other games
 go on (:class:`~agents.evaluation.match_worker.TurnBoard`).  A death that no
-agent's turn explains stops the match with :class:`WorkerDied`."""
+agent's turn explains stops the match with :class:`WorkerDied`.
+
+A ``py:`` agent (your own code) always plays in worker processes, one worker
+or more, never in this process: an ``os._exit`` or a ``KeyboardInterrupt`` of
+its own then forfeits its game, whatever the worker count, and what it starts
+ends with the worker (:mod:`agents.infra.worker_pool`).  The built-in agents play
+here with one worker, as before."""
 
 from __future__ import annotations
 
@@ -41,11 +47,13 @@ from agents.evaluation.match_worker import (
 )
 from agents.evaluation.settings import MatchSettings
 from agents.infra.worker_pool import (
+    end_group,
     guarded_pool,
     kill_workers,
     results_as_finished,
     signals_deferred,
 )
+from agents.spec import is_py_spec
 
 #: Seconds the pool is given to reap its workers after one died.
 REAP_SECONDS = 10.0
@@ -135,7 +143,9 @@ class PoolRunner:
         statuses = _exit_statuses(self.pool, {turn.pid for turn in turns})
         dead = [t for t in turns if statuses.get(t.pid) not in (None, -signal.SIGTERM)]
         with signals_deferred():
+            kill_workers(self.pool)  # the live ones, and what they started
             self.pool.shutdown(wait=True, cancel_futures=True)
+            self._end_groups()
             self._start()
         if not dead or any(t.agent is None or t.game not in todo for t in dead):
             shown = ", ".join(f"game {t.game}" for t in dead) or "no game"
@@ -150,6 +160,13 @@ class PoolRunner:
     def close(self) -> None:
         with signals_deferred():
             self.pool.shutdown(wait=True, cancel_futures=True)
+            self._end_groups()
+
+    def _end_groups(self) -> None:
+        """End what is left of the workers' process groups (a worker that died
+        could not end its children)."""
+        for pid in self.board.pids():
+            end_group(pid)
 
 
 def _exit_statuses(pool: Any, pids: set[int]) -> dict[int, int | None]:
@@ -184,16 +201,16 @@ def make_runner(
     workers: int | None = None,
 ) -> Runner:
     """The runner for ``settings.backend``: ``local`` plays in this process (one
-    worker, using the agents ``built`` here) or in worker processes; ``ray`` on
-    Ray actors.  ``workers`` (default ``settings.workers``) caps them for a match
-    of few games.
+    worker, using the agents ``built`` here, unless a ``py:`` spec is among them)
+    or in worker processes; ``ray`` on Ray actors.  ``workers`` (default
+    ``settings.workers``) caps them for a match of few games.
 
     ``built`` agents a runner does not use are closed.
     """
     workers = settings.workers if workers is None else workers
     rings_to_win, limit = settings.rings_to_win, settings.move_time_limit
     backend, address = settings.backend, settings.address
-    if backend == "local" and workers == 1:
+    if backend == "local" and workers == 1 and not any(map(is_py_spec, specs)):
         return LocalRunner(specs, built, rings_to_win, limit)
     for agent in built.values():
         agent.close()

@@ -21,6 +21,7 @@ import errno
 import functools
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Collection, Iterable
@@ -208,6 +209,22 @@ def agent_spec(text: str) -> str:
     except AgentSpecError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+#: A host name: labels of letters, digits and inner hyphens, joined by dots.
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+)
+
+
+def host_name(text: str) -> str:
+    """An argparse type: a host name (``yinsh.lan``), in lower case, with no port."""
+    name = text.strip().lower().removesuffix(".")
+    if not _HOST_NAME.fullmatch(name):
+        raise argparse.ArgumentTypeError(
+            f"{clip(repr(text))} is not a host name (letters, digits, '-' and '.'; no port)"
+        )
+    return name
 
 
 def build_agents(parser: argparse.ArgumentParser, specs: Iterable[str]) -> None:

@@ -12,6 +12,15 @@ workers on a clean shutdown.  So:
   decides).  This covers a parent killed by SIGKILL.
 * :func:`kill_workers` stops a pool's workers at once, for a parent
   interrupted mid-game (no waiting for running games to finish).
+* What a worker starts ends with it (an agent's helper, a non-daemon
+  ``multiprocessing.Process`` the worker's exit would wait for, a ``setsid``
+  daemon, an ``os.fork()`` copy): each worker leads a process group of its
+  own, is a child subreaper (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``: an
+  orphaned descendant is re-parented to it, not to init, so its tree holds
+  every process started under it) and SIGKILLs that tree when it exits,
+  before ``multiprocessing`` joins its children (:func:`end_tree`, through
+  ``/proc``); :func:`kill_workers` ends a worker's tree with it, and a worker
+  that died leaves what its process group still names (:func:`end_group`).
 * :func:`exit_on_signals` turns SIGTERM and SIGHUP into ``SystemExit`` in
   the parent, so they unwind through the same cleanup as Ctrl-C, and bounds
   that cleanup: a process still alive :data:`EXIT_GRACE` seconds after the
@@ -36,9 +45,11 @@ handlers of :func:`exit_on_signals` only record the signal, and waits in
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import multiprocessing
+import multiprocessing.util
 import os
 import queue
 import signal
@@ -54,6 +65,10 @@ from typing import Any, TypeVar
 from agents.params import clip
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+#: Most rounds of :func:`end_tree` stopping the processes it finds (each round
+#: stops every one found; only those started meanwhile are left for the next).
+_STOP_ROUNDS = 100
 #: Seconds between the fallback watchdog's looks at the parent.
 WATCHDOG_PERIOD = 1.0
 #: Seconds a process has, after SIGTERM, SIGHUP or SIGINT, to clean up and exit
@@ -64,15 +79,32 @@ EXIT_GRACE = 60.0
 R = TypeVar("R")
 
 
-def _die_with(parent: int) -> None:
-    """In a worker: be killed when ``parent`` dies."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _prctl(option: int, value: int) -> None:
+    """Linux ``prctl(option, value)``; nothing elsewhere or where libc lacks it."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(option, value, 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover - exotic libc
             pass
+
+
+def guard_worker(parent: int) -> None:
+    """In a worker process: die with ``parent``, ignore Ctrl-C, and end what it starts
+    when it exits (see the module docstring)."""
+    _die_with(parent)
+    with contextlib.suppress(OSError):  # a group of its own: end_group names its children
+        os.setpgid(0, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    # At exit, before multiprocessing joins the worker's children (a non-daemon one
+    # would be waited for forever): finalizers of priority >= 0 run first.
+    multiprocessing.util.Finalize(None, end_tree, args=(os.getpid(),), exitpriority=100)
+
+
+def _die_with(parent: int) -> None:
+    """In a worker: be killed when ``parent`` dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
 
@@ -87,7 +119,7 @@ def _die_with(parent: int) -> None:
 def _guarded_init(
     parent: int, initializer: Callable[..., None] | None, args: tuple[Any, ...]
 ) -> None:
-    _die_with(parent)
+    guard_worker(parent)
     if initializer is not None:
         initializer(*args)
 
@@ -107,17 +139,90 @@ def guarded_pool(
 
 
 def kill_workers(pool: ProcessPoolExecutor) -> None:
-    """SIGKILL every worker of ``pool`` now and reap them (running tasks are lost)."""
+    """SIGKILL every worker of ``pool`` now, and every process it started, and reap the
+    workers (running tasks are lost)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pids = [process.pid for process in processes if process.pid is not None]
+    for pid in pids:
+        end_tree(pid, with_root=True)
     public = getattr(pool, "kill_workers", None)  # Python 3.14+
     if callable(public):
         public()
-        return
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-    for process in processes:
-        process.join(timeout=5)
+    else:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        for process in processes:
+            process.join(timeout=5)
+    for pid in pids:
+        end_group(pid)
+
+
+def descendants(root: int) -> list[int]:
+    """The live processes below ``root``, read from ``/proc`` ([] where there is none).
+
+    A zombie is left out: it has ended, and has no children (they were re-parented).
+    """
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat.rpartition(b")")[2].split()  # after "pid (name)": state, ppid, ...
+        if len(fields) > 1 and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def end_tree(root: int, *, with_root: bool = False) -> None:
+    """SIGKILL every process below ``root`` (and ``root`` too, ``with_root``).
+
+    Each is stopped (SIGSTOP) as it is found, so that none starts another
+    unseen; what was started meanwhile is below a stopped one, found in the
+    next round.  Then all are killed.
+    """
+    stopped: list[int] = []
+    if with_root:
+        _send(root, signal.SIGSTOP)
+        stopped.append(root)
+    seen = set(stopped)
+    for _ in range(_STOP_ROUNDS):
+        found = [pid for pid in descendants(root) if pid not in seen]
+        if not found:
+            break
+        for pid in found:
+            _send(pid, signal.SIGSTOP)
+        stopped.extend(found)
+        seen.update(found)
+    for pid in stopped:
+        _send(pid, signal.SIGKILL)
+
+
+def end_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid`` (a worker's, :func:`guard_worker`) if any is left;
+    never this process's own group."""
+    if hasattr(os, "killpg") and pgid > 1 and pgid != os.getpgid(0):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _send(pid: int, signum: int) -> None:
+    with contextlib.suppress(OSError):  # ended meanwhile, or not ours to signal
+        os.kill(pid, signum)
 
 
 def results_as_finished(

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from agents.network.checkpoint import check_weights
+from agents.network.checkpoint import check_weights, load_failure
 from agents.network.network import POLICY_PLANES, raw_gather
 from yinsh_env.engine.geometry import N_POINTS
 from yinsh_env.envs.observation import BOARD_PLANE, GRID, N_PLANES
@@ -174,7 +174,8 @@ def load_policy(path: str | Path) -> tuple[PPOPolicy, int]:
     """(the policy, its rings_to_win) saved at ``path``; ValueError naming the file otherwise."""
     file = Path(path)
     if not file.is_file():
-        raise ValueError(f"PPO policy {str(path)!r} not found")
+        problem = "is not a regular file" if file.exists() else "not found"
+        raise ValueError(f"PPO policy {str(path)!r} {problem}")
     if not zipfile.is_zipfile(file):
         raise ValueError(f"PPO policy {str(file)!r} is not a PyTorch file")
     try:
@@ -182,7 +183,7 @@ def load_policy(path: str | Path) -> tuple[PPOPolicy, int]:
             warnings.simplefilter("ignore")
             data = torch.load(file, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, OSError, EOFError) as exc:
-        raise ValueError(f"cannot load PPO policy {str(file)!r}: {exc}") from None
+        raise ValueError(f"cannot load PPO policy {str(file)!r}: {load_failure(exc)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{str(file)!r} is not a policy saved by train.libraries.ppo")
     if data.get("version") != VERSION:

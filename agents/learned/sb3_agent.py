@@ -27,7 +27,7 @@ import torch
 from agents.learned.library_agent import LegalSlots, SavedPolicyAgent, slot_probabilities
 from agents.learned.renamed import SB3_RENAMED, old_module_names
 from agents.learned.sb3_safe import safe_custom_objects
-from agents.network.checkpoint import check_weights
+from agents.network.checkpoint import check_weights, load_failure
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.state import State
 from yinsh_env.envs.observation import OBS_SHAPE, encode
@@ -91,6 +91,8 @@ def model_file(path: str) -> Path:
     for candidate in (Path(path), Path(f"{path}.zip")):
         if candidate.is_file():
             return candidate
+        if candidate.exists():  # a device, a pipe, a folder: reading it could block or never end
+            raise ValueError(f"SB3 model {str(candidate)!r} is not a regular file")
     raise ValueError(f"SB3 model {path!r} not found")
 
 
@@ -104,7 +106,7 @@ def load_maskable_ppo(path: str) -> Any:
         with old_module_names(SB3_RENAMED):
             model = MaskablePPO.load(file, device="cpu", custom_objects=replacements)
     except Exception as exc:  # SB3 raises many kinds for a bad file (zip, pickle, torch)
-        raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from exc
+        raise ValueError(f"cannot load SB3 model {str(file)!r}: {load_failure(exc)}") from None
     spaces: Any = model.observation_space
     try:
         planes = tuple(spaces["observation"].shape)

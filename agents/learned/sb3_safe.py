@@ -18,6 +18,13 @@ of unpickling.  Only what a YINSH policy needs can be built this way:
 * the schedules, the rollout buffer, the last observation and the episode
   buffers: placeholders (inference never uses them).
 
+The network the settings declare is built before its weights are read in,
+so its size is checked first: its parameters (a lower bound, from
+``net_arch`` and the features extractor's sizes: :func:`declared_parameters`)
+must fit in the ``policy.pth`` the file carries, and no weights entry may be
+over :data:`MAX_WEIGHTS_BYTES` (SB3 reads each one whole): a zip that declares
+``net_arch=[60000, 60000]`` beside a small model is refused, not built.
+
 Anything else pickled in the file is refused with a ``ValueError`` naming the
 file and the entry: such a model can only be loaded by unpickling it, which
 is for files one trusts (``MaskablePPO.load`` in your own code, wrapped as a
@@ -32,6 +39,7 @@ import json
 import re
 import zipfile
 from collections.abc import Callable, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,6 +61,10 @@ CLASSES: Final = (
 #: Largest ``data`` entry read (a model's settings are a few kB; the last
 #: observation of many environments can be a few MB).
 MAX_DATA_BYTES = 64 << 20
+#: Largest weights entry (``*.pth``) read: SB3 reads each whole (a YINSH policy is a few MB).
+MAX_WEIGHTS_BYTES = 1 << 30
+#: Fewest bytes a parameter takes in ``policy.pth`` (bf16; SB3 saves float32).
+_PARAMETER_BYTES = 2
 #: Entries inference never uses: a placeholder instead of the pickle.
 _PLACEHOLDERS: Final[dict[str, Any]] = {
     "rollout_buffer_class": None,
@@ -91,6 +103,9 @@ def safe_custom_objects(file: Path, renamed: Mapping[str, str] = SB3_RENAMED) ->
                 raise ValueError(
                     f"SB3 model {str(file)!r}: its data entry is over {MAX_DATA_BYTES} bytes"
                 )
+            weights = {
+                i.filename: i.file_size for i in archive.infolist() if i.filename.endswith(".pth")
+            }
             data = json.loads(archive.read("data").decode("utf-8"))
     except (OSError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot load SB3 model {str(file)!r}: {exc}") from None
@@ -116,7 +131,58 @@ def safe_custom_objects(file: Path, renamed: Mapping[str, str] = SB3_RENAMED) ->
                 f"SB3 model {str(file)!r}: refused to unpickle its {key!r} entry ({exc}); "
                 "a pickle runs code: load files you trust with MaskablePPO.load yourself"
             ) from None
+    try:
+        _check_size(replacements.get("policy_kwargs", data.get("policy_kwargs")), weights)
+    except ValueError as exc:
+        raise ValueError(f"SB3 model {str(file)!r}: {exc}") from None
     return replacements
+
+
+def _check_size(kwargs: Any, weights: Mapping[str, int]) -> None:
+    """Refuse a declared network bigger than the weights the file carries (see the module)."""
+    for name, size in weights.items():
+        if size > MAX_WEIGHTS_BYTES:
+            raise ValueError(f"its {name[:80]!r} entry is over {MAX_WEIGHTS_BYTES} bytes")
+    declared = declared_parameters(kwargs if isinstance(kwargs, dict) else {})
+    carried = weights.get("policy.pth", 0)
+    if declared * _PARAMETER_BYTES > carried:
+        raise ValueError(
+            f"its policy_kwargs declare a network of at least {declared:,} parameters, "
+            f"more than its policy.pth holds ({carried:,} bytes): refused before building it"
+        )
+
+
+def declared_parameters(kwargs: Mapping[str, Any]) -> int:
+    """A lower bound on the parameters of the policy ``kwargs`` declare: the layers
+    of ``net_arch`` (each head's) and the heads' output layers, and
+    :class:`PlanesCNN`'s convolutions and dense layer from its ``channels`` and
+    ``features_dim``.
+
+    Raises ``ValueError`` for a size that is no positive whole number.
+    """
+    arch = kwargs.get("net_arch") or []
+    heads = arch if isinstance(arch, dict) else {"pi": arch, "vf": arch}
+    if not all(isinstance(widths, list) for widths in heads.values()):
+        raise ValueError("policy_kwargs['net_arch'] is not a list of layer widths")
+    sizes = kwargs.get("features_extractor_kwargs") or {}
+    channels, features = sizes.get("channels"), sizes.get("features_dim")
+    _check_widths("features_extractor_kwargs", [w for w in (channels, features) if w is not None])
+    total = 0
+    if channels is not None:  # 3x3 from the planes, 3x3, 1x1 to 8
+        total += 9 * channels * (OBS_SHAPE[2] + channels) + 8 * channels
+    if features is not None:  # the dense layer over 8 squeezed planes
+        total += 8 * OBS_SHAPE[0] * OBS_SHAPE[1] * features
+    for head, widths in heads.items():
+        _check_widths(f"net_arch {head}", widths)
+        total += sum(a * b for a, b in pairwise(widths))
+        last = widths[-1] if widths else features or 0
+        total += last * (N_ACTIONS if head == "pi" else 1)
+    return total
+
+
+def _check_widths(what: str, widths: list[Any]) -> None:
+    if not all(type(w) is int and w > 0 for w in widths):
+        raise ValueError(f"policy_kwargs {what} {str(widths)[:80]} are not positive whole numbers")
 
 
 def _allowed_class(text: str, renamed: Mapping[str, str]) -> type:

@@ -10,7 +10,10 @@ A file that cannot be used is refused when it is read, with a one-line
 cut short), a zip that is not one, objects other than tensors and plain values,
 another format or version, or weights that are not all finite (a diverged run:
 a network with a NaN weight would play, and train, on garbage without a word;
-the error names the tensor).
+the error names the tensor).  PyTorch's own refusal of a pickle advises
+loading the file again with ``weights_only=False``, which runs whatever the
+file holds: :func:`load_failure` says why in one line without that advice,
+for every loader here that wraps ``torch.load``.
 
 Reading one needs torch (the ``train`` extra); finding one does not.  Without
 torch, reading fails with :class:`TorchMissing`, which says what to install.
@@ -35,6 +38,10 @@ FORMAT: Final = "yinsh-train-checkpoint"
 VERSION: Final = 1
 CHECKPOINT_DIR: Final = "checkpoints"
 _NAME: Final = re.compile(r"^iter_(\d{6})\.pt$")
+#: A class or function a refused pickle names, in PyTorch's message.
+_GLOBAL: Final = re.compile(r"GLOBAL ([A-Za-z_][\w.]*)")
+#: Terminal colour codes (PyTorch's message makes its warning bold).
+_ANSI: Final = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class CheckpointError(ValueError):
@@ -102,16 +109,31 @@ def _torch_load(path: Path, what: str) -> Any:
         raise
     except OSError as exc:
         raise CheckpointError(f"cannot read {what} file {path}: {exc.strerror}") from None
-    except pickle.UnpicklingError:
-        raise CheckpointError(
-            f"{what} file {path} holds more than tensors and plain values, or is damaged "
-            "(not loaded: unpickling other objects could run code)"
-        ) from None
+    except pickle.UnpicklingError as exc:
+        raise CheckpointError(f"{what} file {path}: {load_failure(exc)}") from None
     except Exception as exc:  # torch raises many kinds for damaged archives
         raise CheckpointError(
             f"{what} file {path} is a damaged or foreign archive, not a PyTorch "
             f"checkpoint ({type(exc).__name__})"
         ) from None
+
+
+def load_failure(exc: BaseException) -> str:
+    """Why ``torch.load(weights_only=True)`` (or a library around it) failed, in one line.
+
+    A refused pickle is told as such, naming what it holds, never with
+    PyTorch's advice to load it with ``weights_only=False`` or to allowlist
+    its classes: unpickling them could run any code.
+    """
+    text = " ".join(_ANSI.sub("", str(exc)).split())
+    if isinstance(exc, pickle.UnpicklingError) or "weights_only" in text:
+        named = _GLOBAL.search(text)
+        holds = f" ({named.group(1)[:120]})" if named else ""
+        return (
+            f"it holds more than tensors and plain values{holds}, or is damaged: "
+            "not loaded (unpickling other objects could run code)"
+        )
+    return text[:300] or type(exc).__name__
 
 
 def check_weights(model: Any, source: str) -> None:

@@ -8,12 +8,15 @@
     yinsh-play --human white --opponent alphabeta       # you play White in the terminal
     yinsh-play --web --opponent mcts:sims=400           # the web app (agents.web)
     yinsh-play --web --allow "net:path=runs/quick,sims=64"   # also offer this spec
+    yinsh-play --web --host 0.0.0.0 --allow-host yinsh.lan   # for the network, by that name
 
 The board is printed every ``--every`` plies and at the end (with ANSI colours
 when standard output is a terminal), followed by the game record in the
 project's text format (:mod:`yinsh_env.records.formats`).  Games are reproducible: the
 seed is printed (chosen at random when not given), and the same specs and seed
-replay the same game.
+replay the same game.  A ``py:`` agent (your own code) plays in a process of
+its own (:mod:`agents.evaluation.isolated`): if it ends that process or raises
+``KeyboardInterrupt``, it forfeits, as in the arena.
 
 Exit status: 0 for a finished game, 1 when an agent failed (it forfeits, as in
 the arena), 2 for bad arguments (unknown agent spec, unwritable output path),
@@ -32,8 +35,9 @@ from pathlib import Path
 from typing import TextIO
 
 from agents.base import Agent
+from agents.evaluation.isolated import make_player
 from agents.evaluation.match import check_variant, play_match
-from agents.infra.cli_args import int_in, output_file
+from agents.infra.cli_args import host_name, int_in, output_file
 from agents.learned import MODEL_FILES_NOTE
 from agents.params import MAX_SEED
 from agents.spec import AgentSpecError, available_agents, check_spec, make_agent
@@ -118,6 +122,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=8000,
         help="web: port (default 8000; 0 = any free)",
     )
+    people.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=host_name,
+        metavar="NAME",
+        help=(
+            "web: a name the page may be reached by, besides localhost and IP addresses "
+            "(repeatable; any other name is refused: DNS rebinding)"
+        ),
+    )
     people.add_argument("--no-open", action="store_true", help="web: do not open a browser")
     people.add_argument(
         "--allow",
@@ -162,8 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     agents: list[Agent] = []
     try:
-        agents.append(make_agent(args.white, seed=seed))
-        agents.append(make_agent(args.black, seed=seed ^ BLACK_SEED_XOR))
+        agents.append(make_player(args.white, seed=seed))
+        agents.append(make_player(args.black, seed=seed ^ BLACK_SEED_XOR))
         for agent in agents:
             check_variant(agent, args.rings_to_win)
     except ValueError as exc:  # a bad spec, or an agent made for another variant
@@ -192,7 +207,13 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     white = "human" if human in ("white", "both") else opponent
     black = "human" if human in ("black", "both") else opponent
     analyst = opponent if opponent.startswith(("net", "pretrained")) else "mcts:sims=200"
-    config = AppConfig(white=white, black=black, analyst=analyst, allow=tuple(args.allow))
+    config = AppConfig(
+        white=white,
+        black=black,
+        analyst=analyst,
+        allow=tuple(args.allow),
+        allow_hosts=tuple(args.allow_host),
+    )
     try:
         return serve(args.host, args.port, config, open_browser=not args.no_open)
     except ValueError as exc:

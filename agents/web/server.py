@@ -45,8 +45,13 @@ What a client may not do, whatever it sends:
   403 not permitted, 404, 405, 409, 411, 413, 415) with a short JSON error
   quoting at most :data:`~agents.web.http_errors.ECHO_LIMIT` characters of any
   value; every method on every path answers JSON, except the page's files;
-* **reach the API across sites**: requests whose ``Host`` is not the
-  address served are refused (DNS rebinding); every request that may change
+* **reach the API across sites**: requests whose ``Host`` names the server
+  by a name it was not started with are refused (DNS rebinding: a page of
+  ``evil.example``, its name pointed at this machine, would otherwise be the
+  server's own origin).  Taken: the loopback names, the address bound, an IP
+  address when bound to all of them (``--host 0.0.0.0``: no DNS is involved),
+  and each name given with ``--allow-host`` (:attr:`AppConfig.allow_hosts`);
+  every request that may change
   state (any method but GET, HEAD and OPTIONS) must say
   ``Content-Type: application/json``, body or not, and is refused if its
   ``Origin`` is not the server's own or its ``Sec-Fetch-Site`` is not
@@ -98,6 +103,7 @@ GET      ``/api/games/ID/record``        the record: ``?format=yinsh`` (default)
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import threading
 import webbrowser
@@ -146,6 +152,7 @@ class AppConfig:
     analyst: str = "mcts:sims=200"
     think_timeout: float = 120.0
     allow: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()
     max_games: int = MAX_GAMES
     workers: int = THINK_WORKERS
 
@@ -394,7 +401,9 @@ class YinshServer(BoundedHTTPServer):
         return f"http://{shown}:{port}/"
 
     def allowed_host(self, host: str) -> bool:
-        """Loopback names always; any other only when the server was bound to it (or to all).
+        """Loopback names always, the address bound, an IP address when bound to all,
+        and the names of ``config.allow_hosts``; no other name, wherever it is bound
+        (a name is what DNS rebinding sends).
 
         ``host`` is ``name``, ``name:port`` or ``[v6]:port``; anything else
         (``127.0.0.1:1@evil.com``, a port that is no number) is refused.
@@ -404,9 +413,9 @@ class YinshServer(BoundedHTTPServer):
             return False
         name = match.group(1) or match.group(2)
         bound = str(self.server_address[0])
-        if name in ("127.0.0.1", "localhost", "::1"):
+        if name in ("127.0.0.1", "localhost", "::1", bound) or name in self.config.allow_hosts:
             return True
-        return bound in ("0.0.0.0", "::", "") or name == bound
+        return bound in ("0.0.0.0", "::", "") and _is_address(name)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -438,6 +447,15 @@ class YinshServer(BoundedHTTPServer):
         self.store.close()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+def _is_address(name: str) -> bool:
+    """Whether ``name`` is an IP address (no DNS name: nothing to rebind)."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def serve(

@@ -4,6 +4,7 @@ its game with a reason; the match goes on (the hardening issue's probes)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from agents.base import Agent, RandomAgent
 from agents.evaluation.eval_cli import main as eval_main
 from agents.evaluation.match import play_match
 from agents.infra.worker_pool import SignalExit
+from agents.play.play_cli import main as play_main
 
 MODULE = '''
 import os
@@ -80,18 +82,48 @@ def test_sys_exit_in_act_forfeits_the_game(quits: str, workers: int) -> None:
 
 
 @pytest.mark.slow
-def test_a_keyboard_interrupt_in_a_worker_forfeits_the_game(quits: str) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_agents_keyboard_interrupt_forfeits_the_game(quits: str, workers: int) -> None:
+    # With one worker a py: agent played in yinsh-eval's own process: rc 130, no results.
     spec = f"{quits},how=interrupt"
-    forfeits = _forfeits([spec, "random"], workers=2)
+    forfeits = _forfeits([spec, "random"], workers)
     assert forfeits == [(i, spec, "raised KeyboardInterrupt") for i in range(4)]
 
 
 @pytest.mark.slow
-def test_a_worker_that_dies_loses_its_game_and_the_match_goes_on(quits: str) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_worker_that_dies_loses_its_game_and_the_match_goes_on(quits: str, workers: int) -> None:
+    # With one worker a py: agent's os._exit(7) ended yinsh-eval itself (rc 7, no line).
     spec = f"{quits},how=die"
-    forfeits = _forfeits([spec, "random"], workers=2)
+    forfeits = _forfeits([spec, "random"], workers)
     reason = "crashed: its worker process died (status 7)"
     assert forfeits == [(i, spec, reason) for i in range(4)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("die", "crashed: its worker process died (status 7)"),
+        ("interrupt", "raised KeyboardInterrupt"),
+        ("exit", "exited: SystemExit(3)"),
+        ("crash-in-reset", "crashed in reset: RuntimeError: no model"),
+    ],
+)
+def test_yinsh_play_scores_what_a_py_agent_does_as_its_forfeit(
+    quits: str, how: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # yinsh-play ended with the agent's rc 7 (no line), or 130 ("Interrupted") for its
+    # KeyboardInterrupt; the agent now plays in a process of its own.
+    spec = f"{quits},how={how}"
+    assert play_main(["random", spec, "--seed", "1", "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    (line,) = out.splitlines()
+    assert re.fullmatch(
+        rf"White wins: Black \({re.escape(spec)}\) forfeits: {re.escape(reason)} \(\d+ plies\)",
+        line,
+    )
+    assert "Traceback" not in err
 
 
 @pytest.mark.slow

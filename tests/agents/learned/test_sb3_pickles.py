@@ -4,8 +4,11 @@ fields, and a model holding any other pickle is refused, its code never run."""
 from __future__ import annotations
 
 import base64
+import io
 import json
+import os
 import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,9 @@ pytest.importorskip("sb3_contrib")
 import cloudpickle
 import torch
 
-from agents import make_agent
+from agents import AgentSpecError, make_agent
 from agents.learned.sb3_agent import load_maskable_ppo
+from agents.learned.sb3_safe import declared_parameters
 from yinsh_env import State
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -116,3 +120,95 @@ def test_readable_fields_name_only_what_a_yinsh_model_may_hold(
     with pytest.raises(ValueError, match=words) as caught:
         load_maskable_ppo(str(forged))
     assert str(forged) in str(caught.value)
+
+
+class _Foreign:
+    """A class no weights file holds: PyTorch's weights-only load refuses it."""
+
+
+def _with_entry(source: Path, target: Path, name: str, raw: bytes) -> Path:
+    """A copy of the model ``source`` whose entry ``name`` holds ``raw``."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for entry in old.namelist():
+            new.writestr(entry, raw if entry == name else old.read(entry))
+    return target
+
+
+def test_a_refused_weights_pickle_is_told_without_the_unsafe_advice(
+    tiny_zip: Path, tmp_path: Path
+) -> None:
+    # PyTorch's message advised re-running torch.load with weights_only=False.
+    buffer = io.BytesIO()
+    torch.save({"x": _Foreign()}, buffer)
+    foreign = _with_entry(tiny_zip, tmp_path / "f.zip", "pytorch_variables.pth", buffer.getvalue())
+    with pytest.raises(ValueError) as caught:
+        load_maskable_ppo(str(foreign))
+    message = str(caught.value)
+    assert str(foreign) in message and "_Foreign" in message and "not loaded" in message
+    assert "weights_only" not in message and "safe_globals" not in message
+    assert "\n" not in message and "\x1b" not in message
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"net_arch": [60000, 60000]},
+        {"net_arch": {"pi": [64], "vf": [60000, 60000]}},
+        {"features_extractor_kwargs": {"channels": 4, "features_dim": 10**7}},
+    ],
+)
+@pytest.mark.parametrize("serialized", [True, False])
+def test_a_declared_network_beyond_the_weights_is_refused_unbuilt(
+    tiny_zip: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    declared: dict[str, Any],
+    serialized: bool,
+) -> None:
+    # net_arch=[60000, 60000] made sb3:path= allocate 14 GB before reading a weight.
+    from sb3_contrib import MaskablePPO
+
+    built: list[Any] = []
+    monkeypatch.setattr(MaskablePPO, "load", lambda *args, **kwargs: built.append(args))
+
+    def declare(data: dict[str, Any]) -> None:
+        if serialized:  # the readable fields beside the pickle, which the loader reads
+            data["policy_kwargs"].update(declared)
+        else:  # plain JSON, which SB3 takes as it is
+            data["policy_kwargs"] = dict(declared)
+
+    big = _with_data(tiny_zip, tmp_path / "big.zip", declare)
+    with pytest.raises(ValueError, match="declare a network of at least") as caught:
+        load_maskable_ppo(str(big))
+    assert str(big) in str(caught.value)
+    assert built == []
+
+
+@pytest.mark.parametrize("sizes", [{"net_arch": [64, -1]}, {"net_arch": ["64"]}])
+def test_declared_sizes_are_positive_whole_numbers(
+    tiny_zip: Path, tmp_path: Path, sizes: dict[str, Any]
+) -> None:
+    odd = _with_data(tiny_zip, tmp_path / "odd.zip", lambda d: d["policy_kwargs"].update(sizes))
+    with pytest.raises(ValueError, match="not positive whole numbers"):
+        load_maskable_ppo(str(odd))
+
+
+def test_the_examples_model_declares_no_more_than_its_weights(tiny_zip: Path) -> None:
+    data = json.loads(zipfile.ZipFile(tiny_zip).read("data"))
+    kwargs = {k: v for k, v in data["policy_kwargs"].items() if not k.startswith(":")}
+    model = load_maskable_ppo(str(tiny_zip))
+    assert 0 < declared_parameters(kwargs) <= sum(p.numel() for p in model.policy.parameters())
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_model_path_that_is_no_regular_file_says_so(tmp_path: Path, kind: str) -> None:
+    # It said "not found" although the path exists.
+    if kind == "device":
+        path = Path("/dev/zero")
+        if not path.exists():
+            pytest.skip("no /dev/zero")
+    else:
+        path = tmp_path / "model.zip"
+        os.mkfifo(path)
+    with pytest.raises(AgentSpecError, match=f"{re.escape(str(path))}' is not a regular file"):
+        make_agent(f"sb3:path={path}")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from web_client import Client, serving
 
+from agents.play.play_cli import build_parser
 from agents.web import AppConfig, SessionStore, YinshServer
 from agents.web.clients import COOKIE, HEADER
 
@@ -192,3 +193,47 @@ def test_a_405_says_what_is_allowed(
     status, _, text = person.exchange(method, path.format(id=game["id"]), raw=b"{}")
     assert status == 405, text
     assert person.last_headers["allow"] == allow
+
+
+@pytest.fixture
+def on_every_address() -> Iterator[YinshServer]:
+    """A server bound to 0.0.0.0 (``--host 0.0.0.0 --allow-host yinsh.lan``)."""
+    server = YinshServer("0.0.0.0", 0, AppConfig(black="random", allow_hosts=("yinsh.lan",)))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("evil.example", 403),  # a page of evil.example, its name pointed at this machine
+        ("yinsh.lan.evil.example", 403),
+        ("yinsh.lan", 200),  # allowed by name
+        ("localhost", 200),
+        ("127.0.0.1", 200),
+        ("192.168.1.5", 200),  # an address: no DNS, nothing to rebind
+        ("[fe80::1]", 200),
+    ],
+)
+def test_bound_to_every_address_only_allowed_names_reach_the_api(
+    on_every_address: YinshServer, host: str, status: int
+) -> None:
+    # Bound to 0.0.0.0 the server took any Host header: DNS rebinding reached it.
+    port = on_every_address.server_address[1]
+    got, data = Client(on_every_address).request(
+        "GET", "/api/info", headers={"Host": f"{host}:{port}"}
+    )
+    assert got == status, data
+
+
+def test_allow_host_takes_names_and_refuses_anything_else() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["--web", "--allow-host", "Yinsh.LAN", "--allow-host", "a-b.c"])
+    assert args.allow_host == ["yinsh.lan", "a-b.c"]
+    for bad in ("yinsh.lan:8000", "evil.example/x", "-x.lan", ""):
+        with pytest.raises(SystemExit) as caught:
+            parser.parse_args(["--web", "--allow-host", bad])
+        assert caught.value.code == 2
