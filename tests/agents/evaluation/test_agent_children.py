@@ -18,7 +18,7 @@ import pytest
 from agents.evaluation.eval_cli import main as eval_main
 from agents.play.play_cli import main as play_main
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 #: Generous bounds, never reached when things work: a hang or a survivor fails the test.
 RUN_SECONDS = 240.0
 GONE_SECONDS = 60.0

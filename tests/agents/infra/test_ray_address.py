@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from agents import ray_address as ray_address_module
 from agents.evaluation.eval_cli import main as eval_main
+from agents.infra import ray_address as ray_address_module
 from agents.infra.ray_address import GCS_METHOD, RayClusterLost, ray_address, wait_first
 
 

@@ -154,7 +154,7 @@ def test_the_old_loop_through_wait_could_end_uncleanly() -> None:
 
 CHILD = """
 import os, signal, sys, threading
-from agents import worker_pool
+from agents.infra import worker_pool
 worker_pool.EXIT_GRACE = {grace}
 worker_pool.exit_on_signals()
 # A thread that never ends: the interpreter's exit would wait for it forever.
