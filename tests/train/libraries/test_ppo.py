@@ -176,19 +176,6 @@ def test_snapshot_opponents_play_inside_the_vector_env() -> None:
     assert {score for *_, score in ended} <= {0.0, 0.5, 1.0}
 
 
-def test_threat_potential_counts_rows_threatened_from_the_observer_side() -> None:
-    from yinsh_env import State
-    from yinsh_env.envs.observation import encode
-
-    assert ppo_games.threat_potential(encode(State())[None], 1.0).tolist() == [0.0]
-    planes = np.zeros((2, 11, 11, 17), dtype=np.float32)
-    segment = ppo_games.SEGMENT_CELLS[0]
-    planes[0].reshape(121, 17)[segment[:4], 2] = 1  # four own markers in a segment
-    planes[1].reshape(121, 17)[segment[:3], 3] = 1  # three of the opponent's
-    weights = ppo_games.threat_potential(planes, 2.0)
-    assert weights[0] >= 2.0 and weights[1] < 0
-
-
 def test_load_policy_refuses_foreign_damaged_and_diverged_files(tmp_path: Path) -> None:
     from agents import AgentSpecError, make_agent
 
