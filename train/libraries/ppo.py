@@ -127,7 +127,9 @@ class Args:
     check_every: float = option(300.0, number_in(0, 86_400, above=True), "seconds a check")
     check_games: int = option(40, int_in(0, 10_000), "games of each check (0: none)")
     final_check_games: int = option(100, int_in(0, 10_000), "games of the last check")
-    save: Path = option(Path("runs/ppo/policy.pt"), output_file((".pt",)), "the policy")
+    save: Path = option(
+        Path("runs/ppo/policy.pt"), output_file((".pt",), parents=True), "the policy"
+    )
     logdir: Path | None = option(None, Path, "TensorBoard folder (None: STEM-tb beside --save)")
 
 

@@ -32,7 +32,7 @@ TINY += ["--channels", "8", "--blocks", "1", "--threads", "1", "--report-every",
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A policy from a few hundred steps against random and its own snapshots."""
     folder = tmp_path_factory.mktemp("ppo")
-    save = folder / "policy.pt"
+    save = folder / "runs" / "ppo" / "policy.pt"  # folders still to make, as on a fresh checkout
     argv = [*TINY, "--total-steps", "384", "--opponents", "random", "--opponent-weights", "1"]
     argv += ["--self-share", "0.5", "--pool-size", "2", "--snapshot-every", "1"]
     argv += ["--dense-reward", "0.5", "--threat-reward", "0.05", "--check-against", "random"]
@@ -47,7 +47,7 @@ def test_a_short_run_reports_logs_and_saves_a_loadable_policy(
 ) -> None:
     policy, rings = load_policy(trained)
     assert rings == 1 and (policy.channels, policy.blocks) == (8, 1)
-    assert list((trained.parent / "tb").glob("events.out.tfevents.*"))
+    assert list((trained.parents[2] / "tb").glob("events.out.tfevents.*"))
 
 
 def test_progress_lines_name_steps_speed_return_and_the_check(
