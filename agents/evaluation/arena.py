@@ -224,9 +224,10 @@ class ArenaResult:
         for r in sorted(self.elo, key=lambda r: -r.elo):
             fixed = r.agent in self.anchors or (self.scale is None and r.agent == self.agents[0])
             ci = "anchor" if fixed else f"[{r.ci95[0]:.0f}, {r.ci95[1]:.0f}]"
-            lines.append(
-                f"{r.agent:<{width}} {r.elo:>7.0f}  {ci:<17} {1000 * per_move[r.agent]:>9.2f}"
-            )
+            elo = f"{r.elo:.0f}"
+            if r.bound is not None and not fixed:  # no point (every point): a bound says more
+                elo, ci = f"{r.bound[0]} {r.bound[1]:.0f}", "one-sided 95%"
+            lines.append(f"{r.agent:<{width}} {elo:>7}  {ci:<17} {1000 * per_move[r.agent]:>9.2f}")
         named = [
             (a, s) for a, s in zip(self.agents, self.specs) if a != s and not a.startswith(f"{s}#")
         ]

@@ -16,6 +16,11 @@ Counting draws as half wins makes these intervals slightly conservative
 A perfect score (100-0) has no finite maximum; ``prior`` adds that many
 virtual drawn games to every pairing that was played, which keeps every rating
 finite at a negligible cost in bias (1 virtual draw against 100 real games).
+But the interval around such a rating says little (0-0-100 against one
+opponent gave "Elo 59 [-423, 542]"): an agent that made no point at all (or
+every point) gets a one-sided 95% bound instead (:func:`elo_bound`), "below X"
+("above X"), where X is the rating at which that result would still happen 5%
+of the time.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ class Rating:
     elo: float
     ci95: tuple[float, float]
     games: float
+    #: ``("<", X)`` or ``(">", X)``: the one-sided 95% bound of an agent that
+    #: made no point (every point) in its games, shown instead of ``elo``.
+    bound: tuple[str, float] | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -55,6 +63,7 @@ class Rating:
             "elo": round(self.elo, 1),
             "ci95": [round(self.ci95[0], 1), round(self.ci95[1], 1)],
             "games": self.games,
+            "bound": None if self.bound is None else [self.bound[0], round(self.bound[1], 1)],
         }
 
 
@@ -201,15 +210,56 @@ def elo_ratings(
     for r in results:
         games[r.i] += r.games
         games[r.j] += r.games
+    pinned = set(fixed) if fixed is not None else {anchor}
     return [
         Rating(
             agent=name,
             elo=float(e),
             ci95=(float(e - Z95 * s), float(e + Z95 * s)),
             games=float(g),
+            bound=None if k in pinned else _bound_of(k, results, elo),
         )
-        for name, e, s, g in zip(agents, elo, stderr, games)
+        for k, (name, e, s, g) in enumerate(zip(agents, elo, stderr, games))
     ]
+
+
+def _bound_of(k: int, results: Sequence[PairResult], elo: np.ndarray) -> tuple[str, float] | None:
+    """Agent ``k``'s :func:`elo_bound` against its opponents as fitted."""
+    points, met = 0.0, []
+    for r in results:
+        if r.games and k in (r.i, r.j):
+            points += r.score_i if r.i == k else r.games - r.score_i
+            met.append((float(elo[r.j if r.i == k else r.i]), r.games))
+    return elo_bound(points, met)
+
+
+def elo_bound(points: float, opponents: Sequence[tuple[float, float]]) -> tuple[str, float] | None:
+    """The one-sided 95% Elo bound of a side that made no point (or every point).
+
+    ``opponents`` are (Elo, games) of what it met.  With no point in ``n``
+    games, a mean score above ``1 - 0.05 ** (1 / n)`` would have given at
+    least one point 95% of the time (Clopper-Pearson); the bound is the Elo
+    at which the expected score against those opponents is that mean:
+    ``("<", X)``.  Every point gives ``(">", X)``; any other score None.
+
+    >>> side, elo = elo_bound(0, [(1000.0, 100)])  # 0-0-100 against an agent rated 1000
+    >>> side, round(elo)
+    ('<', 393)
+    >>> elo_bound(1.5, [(0.0, 2), (200.0, 1)]) is None  # some points: the interval says it
+    True
+    """
+    games = sum(n for _, n in opponents)
+    if games <= 0 or 0 < points < games:
+        return None
+    tail = 1.0 - 0.05 ** (1.0 / games)  # the one-sided 95% limit of the mean score
+    target = tail if points == 0 else 1.0 - tail
+    low = min(e for e, _ in opponents) - 4000.0
+    high = max(e for e, _ in opponents) + 4000.0
+    for _ in range(100):  # the expected score rises with the Elo: bisect
+        middle = (low + high) / 2
+        expected = sum(n * expected_score(middle, e) for e, n in opponents) / games
+        low, high = (middle, high) if expected < target else (low, middle)
+    return ("<" if points == 0 else ">", (low + high) / 2)
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:

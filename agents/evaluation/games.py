@@ -20,10 +20,13 @@ from agents.evaluation.match import play_match
 from agents.infra.worker_pool import agent_exit
 from agents.params import clip
 from yinsh_env import Result, State, Termination, action_to_str
+from yinsh_env.envs.env_base import ARENA_OPENING_PLIES, check_opening_plies, play_opening
 from yinsh_env.records.formats import GameRecord
 
-#: Random ring placements at the start of every arena game (two per player).
-DEFAULT_OPENING_PLIES = 4
+#: Random ring placements at the start of every arena game: the environments'
+#: number (:data:`yinsh_env.envs.env_base.ARENA_OPENING_PLIES`), which they take
+#: as ``opening_plies=`` to train on the games the arena plays.
+DEFAULT_OPENING_PLIES = ARENA_OPENING_PLIES
 
 
 class WorkerDied(RuntimeError):
@@ -78,17 +81,14 @@ def make_openings(
     count: int, plies: int, seed: int, rings_to_win: int = 3
 ) -> list[tuple[int, ...]]:
     """``count`` seeded openings of ``plies`` random ring placements each (distinct)."""
-    if not 0 <= plies <= 10:
-        raise ValueError(f"opening plies must be in 0..10 (ring placements), got {plies}")
+    check_opening_plies(plies)
     rng = np.random.default_rng([seed, 0x0BE11])
     openings: list[tuple[int, ...]] = []
     seen: set[tuple[int, ...]] = set()
     attempts = 0
     while len(openings) < count:
         state = State(rings_to_win=rings_to_win)
-        for _ in range(plies):
-            legal = state.legal_actions()
-            state.apply_unchecked(legal[int(rng.integers(len(legal)))])
+        play_opening(state, plies, rng)  # the environments' opening_plies, drawn the same way
         opening = tuple(state.actions)
         attempts += 1
         if opening in seen and attempts < 10 * count:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation.elo import Z95, PairResult, Tally, fit_bradley_terry
+from agents.evaluation.elo import Z95, PairResult, Tally, elo_bound, fit_bradley_terry
 from agents.evaluation.games import GameResult, GameTask, make_openings
 from agents.evaluation.match import check_variant
 from agents.evaluation.names import agent_labels, split_name
@@ -93,13 +93,22 @@ class RatingResult:
         """The match's agents by index: the rated one, then the anchors."""
         return [self.agent, *(s.anchor for s in self.scores)]
 
+    @property
+    def bound(self) -> tuple[str, float] | None:
+        """``("<", X)`` (``(">", X)``) when no point (every point) was made: the
+        one-sided 95% bound the report shows instead of the rating."""
+        played = [(s.anchor_elo, float(s.games)) for s in self.scores if s.games]
+        return elo_bound(sum(s.points for s in self.scores), played)
+
     def to_json(self) -> dict[str, Any]:
+        bound = self.bound
         return {
             "rating": {
                 "agent": self.agent,
                 "spec": self.spec or self.agent,
                 "elo": round(self.elo, 1),
                 "ci95": [round(self.ci95[0], 1), round(self.ci95[1], 1)],
+                "bound": None if bound is None else [bound[0], round(bound[1], 1)],
                 "scale": self.scale,
             },
             "games": len(self.games),
@@ -121,9 +130,16 @@ class RatingResult:
                 f"{s.score:>6.3f}  [{lo:.3f}, {hi:.3f}]"
             )
         lines.append("")
+        bound = self.bound
+        shown = (
+            f"Elo {self.elo:.0f} [{self.ci95[0]:.0f}, {self.ci95[1]:.0f}]"
+            if bound is None
+            else f"Elo {bound[0]} {bound[1]:.0f} (one-sided 95%: "
+            f"{'no' if bound[0] == '<' else 'every'} point in its games)"
+        )
         lines.append(
-            f"{self.agent}: Elo {self.elo:.0f} [{self.ci95[0]:.0f}, {self.ci95[1]:.0f}] "
-            f"on the {self.scale} scale (random = 0), {len(self.games)} games; {self.stopped}"
+            f"{self.agent}: {shown} on the {self.scale} scale (random = 0), "
+            f"{len(self.games)} games; {self.stopped}"
         )
         if self.note:
             lines.append(self.note)

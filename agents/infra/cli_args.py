@@ -5,9 +5,12 @@ write its results loses them.  So output paths are checked by ``argparse``
 itself, before any work starts: :func:`output_file` (its folder exists, it is
 not a folder, it can be written: tried by opening it for appending, which
 changes nothing, and removing it again if the check created it; optionally its
-suffix), :func:`output_dir` (not a file; a missing folder is created later by
-the command, parents too, so its nearest existing ancestor must be a folder
-that can be written in: tried by creating and removing a file there) and
+suffix; with ``parents=True``, as trainers' ``--save`` takes it, a missing
+folder is created when the run writes, so its nearest existing ancestor must
+be a folder that can be written in), :func:`output_dir` (not a file; a
+missing folder is created later by the command, parents too, so its nearest
+existing ancestor must be a folder that can be written in: tried by creating
+and removing a file there) and
 :func:`input_file`.  Numbers are read by :func:`int_in` (ASCII digits within a
 range).  A bad value exits with argparse's usage line and one error line
 naming the argument (``argument --json: folder 'missing' does not exist``),
@@ -125,11 +128,15 @@ def _check_stream(path: Path) -> None:
 
 def output_file(
     suffixes: Collection[str] | Callable[[], Collection[str]] = (),
+    parents: bool = False,
 ) -> Callable[[str], Path]:
     """An argparse type: a file that can be written, ending in one of ``suffixes`` if given.
 
     ``suffixes`` may be a function, called only when the argument is given
-    (e.g. asking matplotlib which formats it writes).
+    (e.g. asking matplotlib which formats it writes).  ``parents=True``: a
+    missing folder is fine when it could be made (:func:`output_dir`); the
+    command creates it when it writes the file (``--save runs/x/p.pt`` on a
+    fresh checkout), nothing is made now.
     """
 
     def parse(text: str) -> Path:
@@ -139,7 +146,10 @@ def output_file(
             listed = ", ".join(sorted(allowed))
             what = f"an unknown extension {path.suffix!r}" if path.suffix else "no extension"
             raise _fail(path, f"has {what}: use {listed}")
-        check_writable_file(path)
+        if parents and not os.path.lexists(path.parent):
+            output_dir(str(path.parent))  # made when the file is written
+        else:
+            check_writable_file(path)
         return path
 
     return parse

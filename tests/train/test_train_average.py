@@ -72,7 +72,7 @@ def test_the_averaged_file_plays_and_loads_as_any_checkpoint(
     tmp_path: Path,
     source_run: Path,  # noqa: F811
 ) -> None:
-    out = tmp_path / "avg.pt"
+    out = tmp_path / "runs" / "avg.pt"  # its folder made when the file is written
     assert main([*map(str, two_checkpoints(source_run)), "--out", str(out)]) == 0
     _, config, _ = load_model(out)
     assert config.network == load_model(source_run)[1].network

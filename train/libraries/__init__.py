@@ -11,7 +11,7 @@
   (``--save DIR``);
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
 * :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
-* :mod:`train.libraries.ppo_games`: its games' openings, row-threat shaping, results, checks;
+* :mod:`train.libraries.ppo_games`: its games' openings, opponents, results, checks;
 * :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;
 * :mod:`train.libraries.dataclass_args`: its command line, made from its dataclass;
 * :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,

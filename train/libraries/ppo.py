@@ -20,9 +20,10 @@ What it does, in order:
    ``--pool-size`` snapshots of the learner, refreshed round-robin every
    ``--snapshot-every`` updates.  Opponents decide for all their games at
    once (``act_batch``): a snapshot is one forward pass.  ``--dense-reward``
-   adds potential-based shaping from rings removed (the environment's) and
-   ``--threat-reward`` from rows threatened; both are off by default and
-   leave the optimal policy unchanged.  Games open as the arena opens them:
+   adds potential-based shaping from rings removed and ``--threat-reward``
+   from rows threatened (the environment's ``dense_reward=`` and
+   ``threat_reward=``); both are off by default and leave the optimal policy
+   unchanged.  Games open as the arena opens them:
    ``--opening-plies`` (4) uniformly random ring placements, whoever is to
    place; the learner's own are left out of the policy loss
    (:mod:`train.libraries.ppo_games`).
@@ -74,7 +75,6 @@ from train.libraries.ppo_games import (
     learner_scores,
     make_opponent,
     opening_moves,
-    threat_potential,
 )
 from train.libraries.ppo_report import Report
 from train.libraries.progress import checked_log_dir
@@ -104,7 +104,7 @@ class Args:
     pool_size: int = option(8, int_in(1, 100), "snapshots of the learner kept")
     snapshot_every: int = option(10, int_in(1, 10**6), "updates between snapshots")
     dense_reward: float = option(0.0, number_in(0, MAX_WEIGHT), "rings-removed shaping weight")
-    threat_reward: float = option(0.0, number_in(0, 10), "rows-threatened shaping")
+    threat_reward: float = option(0.0, number_in(0, MAX_WEIGHT), "rows-threatened shaping")
     # network
     channels: int = option(32, int_in(1, 512), "convolution channels")
     blocks: int = option(2, int_in(0, 64), "residual blocks")
@@ -127,7 +127,9 @@ class Args:
     check_every: float = option(300.0, number_in(0, 86_400, above=True), "seconds a check")
     check_games: int = option(40, int_in(0, 10_000), "games of each check (0: none)")
     final_check_games: int = option(100, int_in(0, 10_000), "games of the last check")
-    save: Path = option(Path("runs/ppo/policy.pt"), output_file((".pt",)), "the policy")
+    save: Path = option(
+        Path("runs/ppo/policy.pt"), output_file((".pt",), parents=True), "the policy"
+    )
     logdir: Path | None = option(None, Path, "TensorBoard folder (None: STEM-tb beside --save)")
 
 
@@ -190,7 +192,6 @@ class Games:
 
     env: YinshVectorEnv
     obs: dict[str, np.ndarray]
-    phi: np.ndarray  # the threat potential of obs (0 without --threat-reward)
     steps: int = 0  # learner decisions so far
     next_done: torch.Tensor = field(init=False)
     episode_return: np.ndarray = field(init=False)
@@ -259,10 +260,6 @@ def collect(
         obs, reward, done, truncated, infos = games.env.step(action.numpy())
         games.steps += args.num_envs
         ended = done | truncated
-        if args.threat_reward:  # shaping: gamma * phi(next) - phi(now), phi 0 at the end
-            following = threat_potential(obs["observation"], args.threat_reward)
-            reward = reward + args.gamma * np.where(ended, 0.0, following) - games.phi
-            games.phi = following  # an ended game's row holds the new game's first position
         rollout.rewards[step] = torch.as_tensor(reward, dtype=torch.float32)
         games.obs, games.next_done = obs, torch.as_tensor(ended, dtype=torch.float32)
         games.episode_return += reward
@@ -374,10 +371,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         opponent=pool,
         rings_to_win=args.rings_to_win,
         dense_reward=args.dense_reward,
+        threat_reward=args.threat_reward,
         gamma=args.gamma,
     )
     obs, _ = env.reset(seed=args.seed)
-    games = Games(env, obs, threat_potential(obs["observation"], args.threat_reward))
+    games = Games(env, obs)
 
     # 2. the actor-critic's optimiser, the rollout's storage and the run's output
     optimizer = optim.Adam(policy.parameters(), lr=args.learning_rate, eps=1e-5)

@@ -1,4 +1,4 @@
-"""The single-file PPO's games: openings as the arena plays them, row-threat shaping, results.
+"""The single-file PPO's games: openings as the arena plays them, opponents, results.
 
 :mod:`train.libraries.ppo` keeps the algorithm; this module keeps what its
 games need around it, each as the trainer uses it:
@@ -8,7 +8,6 @@ games need around it, each as the trainer uses it:
 * :class:`OpeningOpponent` and :func:`opening_moves`: ``--opening-plies``
   uniformly random ring placements opening each game, for the opponents and
   for the learner (whose opening moves are then left out of the policy loss);
-* :func:`threat_potential`: the ``--threat-reward`` potential, rows threatened;
 * :func:`learner_scores`: the learner's score in each game that just ended;
 * :func:`check`: the most-likely-action policy's score against a fixed opponent.
 """
@@ -24,9 +23,7 @@ from agents import make_agent
 from agents.baselines.greedy import GreedyAgent
 from agents.baselines.greedy_batch import GreedyOpponent
 from agents.learned.ppo_policy import PPOPolicy
-from yinsh_env.engine.geometry import POINTS, SEGMENTS
 from yinsh_env.engine.vocabulary import Result
-from yinsh_env.envs.observation import GRID
 from yinsh_env.vector.batch_agents import batch_opponent, random_legal
 from yinsh_env.vector.env import YinshVectorEnv
 
@@ -58,28 +55,6 @@ def learner_scores(infos: dict[str, Any]) -> list[tuple[int, str, float]]:
         opponents = final.get("opponent")
         found.append((int(game), str(opponents[game] if opponents is not None else None), score))
     return found
-
-
-#: (segments, 5) flat cells (number - 1) * 11 + column of every five-point segment.
-SEGMENT_CELLS = np.array([[(POINTS[p][1] - 1) * GRID + POINTS[p][0] for p in s] for s in SEGMENTS])
-
-
-def threat_potential(planes: np.ndarray, weight: float) -> np.ndarray:
-    """(n,) ``weight * (fours + threes / 4)``, own minus opponent's, of observations.
-
-    A four (three) is a five-point segment holding four (three) of a side's
-    markers and none of the other's: rows threatened.  Potential-based
-    shaping (Ng et al., 1999) from it leaves the optimal policy unchanged.
-    """
-    cells = planes.reshape(len(planes), GRID * GRID, -1)
-    own = cells[:, SEGMENT_CELLS, 2].sum(axis=2)
-    opp = cells[:, SEGMENT_CELLS, 3].sum(axis=2)
-    mine = np.where(opp == 0, own, 0)
-    theirs = np.where(own == 0, opp, 0)
-    value = (
-        (mine == 4).sum(1) - (theirs == 4).sum(1) + ((mine == 3).sum(1) - (theirs == 3).sum(1)) / 4
-    )
-    return weight * value
 
 
 def in_opening(planes: np.ndarray, plies: int) -> np.ndarray:
@@ -149,12 +124,10 @@ def check(
 
 
 __all__ = [
-    "SEGMENT_CELLS",
     "OpeningOpponent",
     "check",
     "in_opening",
     "learner_scores",
     "make_opponent",
     "opening_moves",
-    "threat_potential",
 ]

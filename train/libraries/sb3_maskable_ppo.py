@@ -277,7 +277,7 @@ def evaluate_batch(
 
 def _zip_file(text: str) -> Path:
     """An argparse type: where the model goes, with the ``.zip`` SB3 adds, writable."""
-    return output_file()(text if text.endswith(".zip") else f"{text}.zip")
+    return output_file(parents=True)(text if text.endswith(".zip") else f"{text}.zip")
 
 
 def _shipped_network(text: str) -> str:
@@ -500,6 +500,7 @@ def save_model(model: Any, path: Path, rings_to_win: int) -> None:
     buffer = io.BytesIO()
     model.save(buffer)
     save_variant(buffer, rings_to_win)
+    path.parent.mkdir(parents=True, exist_ok=True)  # --save runs/...: made when written
     write_bytes(path, buffer.getvalue())
     print(f"saved {path}")
 

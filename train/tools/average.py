@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "checkpoints", nargs="+", type=any_path, help="checkpoint files or run directories"
     )
-    parser.add_argument("--out", type=output_file((".pt",)), required=True)
+    parser.add_argument("--out", type=output_file((".pt",), parents=True), required=True)
     parser.add_argument(
         "--replay",
         type=any_path,

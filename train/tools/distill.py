@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--workers", type=int_in(1, 1024), default=1)
     gen.add_argument("--chunk", type=int_in(1, 10**5), default=32)
     gen.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    gen.add_argument("--out", type=output_file((".pt",)), required=True)
+    gen.add_argument("--out", type=output_file((".pt",), parents=True), required=True)
     fitting = commands.add_parser("fit", help="fit a student to the games")
     fitting.add_argument("--data", type=input_file, required=True)
     fitting.add_argument("--teacher", default="pretrained", help="shipped name or checkpoint")
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     fitting.add_argument("--report", type=int_in(1, 10**7), default=250)
     fitting.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
     fitting.add_argument("--threads", type=int_in(1, 1024), default=1, help="torch threads")
-    fitting.add_argument("--out", type=output_file((".pt",)), required=True)
+    fitting.add_argument("--out", type=output_file((".pt",), parents=True), required=True)
     args = parser.parse_args(argv)
     try:
         if args.command == "generate":

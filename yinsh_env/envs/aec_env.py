@@ -77,10 +77,12 @@ from yinsh_env.envs.env_base import (
     ILLEGAL_REWARD,
     RENDER_MODES,
     check_flag,
+    check_opening_plies,
     check_options,
     check_render_mode,
     check_seed,
     make_observation_space,
+    play_opening,
     render_game,
     start_state,
 )
@@ -240,12 +242,16 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         legal_moves_in_info: put the acting agent's legal actions in notation
             in ``infos[agent]["legal_moves"]`` (for people printing games).
         render_size: image size in pixels for ``rgb_array`` and SVG drawing.
+        opening_plies: every game opens with uniformly random ring placements
+            until this many rings are on the board, drawn from ``reset``'s
+            seed, as the arena opens its games (``ARENA_OPENING_PLIES`` of
+            :mod:`~yinsh_env.envs.env_base`); 0, the default, is the empty board.
 
     ``reset(options=...)`` understands ``{"state": State or position text,
     "actions": [...]}`` to start from a given position (other keys are
-    ignored, as PettingZoo's API test requires).  ``step`` takes an action
-    index in any integer form or in notation (``"E5-E8"``; see the module
-    docstring).  The engine state of the game in
+    ignored, as PettingZoo's API test requires); the opening, if any, follows
+    it.  ``step`` takes an action index in any integer form or in notation
+    (``"E5-E8"``; see the module docstring).  The engine state of the game in
     progress is :attr:`game` (read it, don't modify it); searches work on
     :meth:`copy_state`, so their simulations skip the env's per-step work.
 
@@ -275,9 +281,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         rings_to_win: int = DEFAULT_RINGS_TO_WIN,
         legal_moves_in_info: bool = False,
         render_size: int = 480,
+        opening_plies: int = 0,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode)
+        self.opening_plies = check_opening_plies(opening_plies)
         self.render_mode = render_mode
         self.rings_to_win = rings_to_win
         self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
@@ -309,6 +317,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
             self.np_random, self.np_random_seed = seeding.np_random(seed)
             for i, agent in enumerate(AGENTS):
                 self.action_spaces[agent].seed(seed + i)
+        play_opening(game, self.opening_plies, self.np_random)
         self._start(game)
         if self.render_mode == "human":
             self.render()

@@ -17,7 +17,14 @@ decision points, and zero once the game is over; it is zero at the start too,
 so over a finished game the shaping terms' ``gamma``-discounted sum is exactly
 zero.  Never the default: ``weight = 0`` turns it off.  The vector environment
 takes ``dense_reward=`` and ``gamma=``; ``Yinsh-v0`` takes them through
-:class:`~yinsh_env.envs.gym_env.ShapedReward`.
+:class:`~yinsh_env.envs.gym_env.ShapedReward`.  ``threat_reward=`` adds a
+second potential, rows threatened (:func:`threat_potential`), the same way.
+
+Openings: the arena opens every game with :data:`ARENA_OPENING_PLIES` uniformly
+random ring placements (:func:`play_opening`); every environment takes
+``opening_plies=`` to start its episodes the same way, drawn from its
+``reset`` seed, so a learner trains on the games it is judged on.  The
+default, 0, is the empty board.
 
 >>> parse_learner("white"), parse_learner("player_1"), parse_learner("alternate")
 (0, 1, 'alternate')
@@ -43,8 +50,10 @@ from gymnasium import spaces
 from yinsh_env.engine.action_input import as_action
 from yinsh_env.engine.actions import N_ACTIONS
 from yinsh_env.engine.errors import PositionError, bounded_repr
+from yinsh_env.engine.geometry import POINTS, SEGMENTS
 from yinsh_env.engine.state import State
-from yinsh_env.envs.observation import OBS_SHAPE
+from yinsh_env.engine.vocabulary import Phase
+from yinsh_env.envs.observation import GRID, OBS_SHAPE
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 
 #: Agent names, indexed by engine player (Player.WHITE = 0, Player.BLACK = 1).
@@ -248,11 +257,17 @@ def _real(name: str, value: object) -> float:
         raise ValueError(f"{name} must be a finite number, got {bounded_repr(value)}") from None
 
 
+def check_weight(name: str, weight: object) -> float:
+    """A shaping weight ``name`` as a float in ``[0, MAX_WEIGHT]``, else ValueError naming it."""
+    value = _real(name, weight)
+    if not 0.0 <= value <= MAX_WEIGHT:  # NaN fails too
+        raise ValueError(f"{name} must be a number in [0, {MAX_WEIGHT:g}], got {value!r}")
+    return value
+
+
 def check_shaping(weight: float, gamma: float) -> tuple[float, float]:
     """``(weight, gamma)`` as floats; ValueError naming the bad one."""
-    weight = _real("dense_reward", weight)
-    if not 0.0 <= weight <= MAX_WEIGHT:  # NaN fails too
-        raise ValueError(f"dense_reward must be a number in [0, {MAX_WEIGHT:g}], got {weight!r}")
+    weight = check_weight("dense_reward", weight)
     gamma = _real("gamma", gamma)
     if not 0.0 < gamma <= 1.0:
         raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
@@ -264,3 +279,65 @@ def ring_potential(
 ) -> np.ndarray:
     """``phi``: ``weight * (own - opp) / rings_to_win`` (arrays of rings removed)."""
     return np.asarray(weight * (own - opp) / rings_to_win, dtype=np.float64)
+
+
+#: (segments, 5) flat cells ``(number - 1) * 11 + column`` of every five-point segment.
+SEGMENT_CELLS: Final = np.array(
+    [[(POINTS[p][1] - 1) * GRID + POINTS[p][0] for p in s] for s in SEGMENTS]
+)
+
+
+def threat_potential(planes: np.ndarray, weight: float) -> np.ndarray:
+    """(n,) ``weight * (fours + threes / 4)``, own minus opponent's, of observations.
+
+    A four (three) is a five-point segment holding four (three) of a side's
+    markers and none of the other's: rows threatened, seen from the side the
+    planes are drawn for (planes 2 and 3: own and opponent's markers).
+    """
+    cells = planes.reshape(len(planes), GRID * GRID, -1)
+    own = cells[:, SEGMENT_CELLS, 2].sum(axis=2)
+    opp = cells[:, SEGMENT_CELLS, 3].sum(axis=2)
+    mine = np.where(opp == 0, own, 0)
+    theirs = np.where(own == 0, opp, 0)
+    value = (
+        (mine == 4).sum(1) - (theirs == 4).sum(1) + ((mine == 3).sum(1) - (theirs == 3).sum(1)) / 4
+    )
+    return np.asarray(weight * value, dtype=np.float64)
+
+
+# --- the arena's opening -------------------------------------------------------------
+
+#: Uniformly random ring placements opening every arena game (``yinsh-eval
+#: --opening-plies``; this is the one place the number lives): pass it to an
+#: environment as ``opening_plies=`` to train on the games the arena judges.
+ARENA_OPENING_PLIES: Final = 4
+#: Every ring placed, five a side: the longest opening.
+MAX_OPENING_PLIES: Final = 10
+
+
+def check_opening_plies(plies: object) -> int:
+    """``opening_plies`` as an int in ``0..MAX_OPENING_PLIES``, else ValueError naming it."""
+    if (
+        isinstance(plies, (bool, np.bool_))
+        or not isinstance(plies, (int, np.integer))
+        or not 0 <= plies <= MAX_OPENING_PLIES
+    ):
+        raise ValueError(
+            f"opening_plies must be an integer in 0..{MAX_OPENING_PLIES} (ring placements), "
+            f"got {bounded_repr(plies)}"
+        )
+    return int(plies)
+
+
+def play_opening(game: State, plies: int, rng: np.random.Generator) -> list[int]:
+    """Uniformly random ring placements in ``game`` until ``plies`` rings are on the
+    board, as the arena opens its games (none once placement is over): the actions."""
+    played: list[int] = []
+    while (
+        game.phase == Phase.PLACE and game.rings[0].bit_count() + game.rings[1].bit_count() < plies
+    ):
+        legal = game.legal_actions()
+        action = legal[int(rng.integers(len(legal)))]
+        game.apply_unchecked(action)
+        played.append(action)
+    return played

@@ -69,17 +69,21 @@ from yinsh_env.envs.env_base import (
     RENDER_MODES,
     RESET_OPTIONS,
     check_flag,
+    check_opening_plies,
     check_options,
     check_render_mode,
     check_reward,
     check_seed,
     check_shaping,
+    check_weight,
     make_observation_space,
     parse_learner,
     render_game,
     ring_potential,
+    threat_potential,
 )
 from yinsh_env.envs.matchmaking import Entry, is_sampler
+from yinsh_env.envs.observation import encode
 from yinsh_env.render.layout import check_picture_size
 
 GYM_ID: Final = "Yinsh-v0"
@@ -130,6 +134,11 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         legal_moves_in_info: put the learner's legal actions in notation in
             ``info["legal_moves"]``.
         render_size: pixels for ``rgb_array``.
+        opening_plies: episodes open with uniformly random ring placements
+            until this many rings are on the board (both sides'), as the
+            arena opens its games (``ARENA_OPENING_PLIES`` of
+            :mod:`~yinsh_env.envs.env_base`), drawn from the env's seeded
+            generator; 0, the default, is the empty board.
 
     ``reset(options=...)`` takes ``"state"`` / ``"actions"`` (start position,
     as in :class:`~yinsh_env.envs.aec_env.raw_env`) and ``"learner"`` (the side
@@ -167,8 +176,10 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         illegal_reward: float | None = ILLEGAL_REWARD,
         legal_moves_in_info: bool = False,
         render_size: int = 480,
+        opening_plies: int = 0,
     ) -> None:
         check_render_mode(render_mode)
+        self.opening_plies = check_opening_plies(opening_plies)
         self._side_choice = parse_learner(learner)
         self.render_mode = render_mode
         self.render_size = check_picture_size(render_size)
@@ -180,7 +191,7 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         self.opponent_name: str | None = None  # the name a sampler gave this episode's opponent
         self._active = opponent  # the opponent of this episode
         self._opponent_kind = self._sampler_kind
-        self._aec = raw_env(rings_to_win=rings_to_win)
+        self._aec = raw_env(rings_to_win=rings_to_win, opening_plies=self.opening_plies)
         self.observation_space = make_observation_space()
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._episode = 0
@@ -218,7 +229,12 @@ class YinshGymEnv(gymnasium.Env[Observation, np.int64]):
         else:
             self._learner = int(side)
         self._episode += 1
-        self._aec.reset(options={k: options[k] for k in ("state", "actions") if k in options})
+        # the opening is drawn from this env's generator (no draw without one, as before)
+        opening_seed = int(self.np_random.integers(2**31)) if self.opening_plies else None
+        self._aec.reset(
+            seed=opening_seed,
+            options={k: options[k] for k in ("state", "actions") if k in options},
+        )
         if self._sampler_kind == "sampler":
             self._entry = self.opponent.sample(self.np_random)
             self.opponent_name = self._entry.name
@@ -350,12 +366,21 @@ class ShapedReward(gymnasium.Wrapper[Any, Any, Any, Any]):
     """``Yinsh-v0`` with potential-based shaping added to its reward (module docstring).
 
     Wraps a :class:`~yinsh_env.envs.gym_env.YinshGymEnv` (or a wrapper of one);
+    ``weight`` weighs rings removed, ``threat_reward`` rows threatened (the
+    vector environment's ``dense_reward`` and ``threat_reward``);
     ``info["shaping"]`` holds the term added at each step.
     """
 
-    def __init__(self, env: gymnasium.Env[Any, Any], weight: float = 0.1, gamma: float = 0.99):
+    def __init__(
+        self,
+        env: gymnasium.Env[Any, Any],
+        weight: float = 0.1,
+        gamma: float = 0.99,
+        threat_reward: float = 0.0,
+    ):
         super().__init__(env)
         self.weight, self.gamma = check_shaping(weight, gamma)
+        self.threat_reward = check_weight("threat_reward", threat_reward)
         self._phi = 0.0
 
     def _potential(self) -> float:
@@ -365,7 +390,10 @@ class ShapedReward(gymnasium.Wrapper[Any, Any, Any, Any]):
             return 0.0
         me = 0 if base.learner == "player_0" else 1  # type: ignore[attr-defined]
         removed = np.array(game.removed)
-        return float(ring_potential(removed[me], removed[1 - me], game.rings_to_win, self.weight))
+        phi = float(ring_potential(removed[me], removed[1 - me], game.rings_to_win, self.weight))
+        if self.threat_reward:
+            phi += float(threat_potential(encode(game, me)[None], self.threat_reward)[0])
+        return phi
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)

@@ -16,8 +16,10 @@ TorchRL reads it): a game that ends is reset inside
 the step, the returned observation is the new game's (its mask valid), and
 ``info["final_obs"]`` / ``info["final_info"]`` (with ``_final_obs`` /
 ``_final_info`` flags) hold the finished game's last observation (mask all
-zeros, as the scalar env shows it) and its ``result``, ``end_reason`` and
-``learner``.  ``learner="alternate"`` gives game i's k-th episode the side
+zeros, as the scalar env shows it) and its ``result``, ``end_reason``,
+``learner`` and ``opponent`` (whatever the opponent: a sampler's name for
+it, else the agent's ``name``, ``"random"`` for None, ``"self"`` in self-play).
+``learner="alternate"`` gives game i's k-th episode the side
 ``(i + k) % 2`` (White is player_0), so half the games start as Black.
 
 ``autoreset_mode=AutoresetMode.DISABLED`` (Gymnasium's other mode for vector
@@ -33,8 +35,9 @@ return is made for that call (observations, masks, rewards, flags, infos,
 final observations): the caller's to edit or keep, as TorchRL does.
 
 Limits, checked before anything is allocated or played: ``num_envs`` is at
-most :data:`MAX_NUM_ENVS`; ``self_play`` is a bool; ``dense_reward`` and
-``gamma`` as :func:`~yinsh_env.envs.env_base.check_shaping` takes them.
+most :data:`MAX_NUM_ENVS`; ``self_play`` is a bool; ``dense_reward``,
+``threat_reward``, ``gamma`` and ``opening_plies`` as
+:mod:`~yinsh_env.envs.env_base` checks them.
 ``step`` before the first ``reset`` (or after a ``reset`` or ``step`` that
 raised part-way, e.g. from an opponent) raises Gymnasium's ``ResetNeeded``,
 as ``Yinsh-v0`` does; any call after ``close()`` raises its
@@ -59,13 +62,16 @@ from yinsh_env.envs.env_base import (
     AGENTS,
     ILLEGAL_REWARD,
     check_flag,
+    check_opening_plies,
     check_options,
     check_reward,
     check_seed,
     check_shaping,
+    check_weight,
     make_observation_space,
     parse_learner,
     ring_potential,
+    threat_potential,
 )
 from yinsh_env.envs.matchmaking import Entry, is_sampler
 from yinsh_env.vector.batch_agents import (
@@ -77,10 +83,10 @@ from yinsh_env.vector.batch_agents import (
 from yinsh_env.vector.batch_state import new_batch, reset_games
 from yinsh_env.vector.legal import refresh_mask
 from yinsh_env.vector.observe import encode, masks_for
-from yinsh_env.vector.step import apply, outcome, play_random_turns
+from yinsh_env.vector.step import apply, outcome, play_opening, play_random_turns
 from yinsh_env.vector.tables import OVER
 
-__all__ = ["AUTORESET_MODES", "MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs"]
+__all__ = ["AUTORESET_MODES", "MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs", "opponent_name"]
 
 #: The autoreset modes the vector env offers (the first is the default); Gymnasium's
 #: NEXT_STEP would return an empty mask a step long, which no caller can act on.
@@ -111,8 +117,14 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             None raises :class:`IllegalActionError` with nothing changed.
         self_play: both seats are the learner (no opponent).
         dense_reward: the weight of potential-based shaping from rings
-            removed (:mod:`.shaping`); 0, the default, is off.
+            removed (:mod:`~yinsh_env.envs.env_base`); 0, the default, is off.
+        threat_reward: the weight of the same shaping from rows threatened
+            (:func:`~yinsh_env.envs.env_base.threat_potential`); 0 is off.
         gamma: the discount the shaping is consistent with.
+        opening_plies: each game opens with this many uniformly random ring
+            placements, drawn from the env's seeded generator, as the arena
+            opens its games (``ARENA_OPENING_PLIES``); 0, the default, is the
+            empty board.
         autoreset_mode: ``SAME_STEP`` (the default) or ``DISABLED`` (the
             module docstring), an :class:`~gymnasium.vector.AutoresetMode` or
             its value (``"SameStep"``, ``"Disabled"``).
@@ -149,6 +161,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         gamma: float = 0.99,
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        threat_reward: float = 0.0,
+        opening_plies: int = 0,
     ) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: the vector env does not render")
@@ -158,8 +172,10 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         if self.self_play and opponent is not None:
             raise ValueError("self_play has both seats the learner: pass no opponent")
         self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
-        if self.self_play and self.dense_reward:
-            raise ValueError("dense_reward is for a learner against an opponent, not self_play")
+        self.threat_reward = check_weight("threat_reward", threat_reward)
+        if self.self_play and (self.dense_reward or self.threat_reward):
+            raise ValueError("dense rewards are for a learner against an opponent, not self_play")
+        self.opening_plies = check_opening_plies(opening_plies)
         self._side_choice = parse_learner(learner)
         self.illegal_reward = check_reward(illegal_reward)
         self._batch = new_batch(check_num_envs(num_envs), rings_to_win)
@@ -167,6 +183,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         #: Why step() must wait for reset(): none yet, or a reset or step raised part-way.
         self._needs_reset: str | None = "step() before reset()"
         self.opponent = opponent
+        self._opponent_name = "self" if self_play else opponent_name(opponent)
         self._sampler = opponent if is_sampler(opponent) else None
         self._players: list[BatchOpponent] = (
             [] if self._sampler is not None or self_play else [batch_opponent(opponent)]
@@ -256,6 +273,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             self._learner[games] = int(side)
         self._episodes[games] += 1
         self._phi[games] = 0.0
+        play_opening(self._batch, games, self.opening_plies, self.np_random)
         if self._sampler is not None:
             for game in games:
                 self._entries[game] = entry = self._sampler.sample(self.np_random)
@@ -400,8 +418,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         winner, ending = outcome(batch, finished)
         rewards[finished] = np.where(winner < 0, 0.0, np.where(winner == seat[finished], 1.0, -1.0))
         rewards[~legal] = self.illegal_reward if self.illegal_reward is not None else 0.0
-        if self.dense_reward:
-            phi = np.where(done, 0.0, self._potential(seat))
+        if self.dense_reward or self.threat_reward:
+            phi = np.where(done, 0.0, self._potential(seat, np.flatnonzero(~done)))
             rewards += self.gamma * phi - self._phi
             self._phi = phi
         infos: dict[str, Any] = {}
@@ -445,7 +463,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         illegal = ended[batch.phase[ended] != OVER]  # ended on an illegal action
         if illegal.size:
             column("illegal_action", illegal, acts[illegal], np.int64)
-        if self._sampler is not None:
+        if self._sampler is None:
+            column("opponent", ended, [self._opponent_name] * ended.size)
+        else:
             entries = [self._entries[game] for game in ended.tolist()]
             column("opponent", ended, [entry.name if entry else None for entry in entries])
             for game, entry in zip(ended.tolist(), entries):
@@ -466,10 +486,16 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         reset_games(batch, ended)
         self._start(ended, refresh=not self._random_only)
 
-    def _potential(self, seat: np.ndarray) -> np.ndarray:
+    def _potential(self, seat: np.ndarray, live: np.ndarray) -> np.ndarray:
+        """The shaping potential of every game from ``seat``'s side (rows threatened
+        counted in the ``live`` games only: the others' potential is 0)."""
         removed = self._batch.removed
         own, opp = removed[self._all, seat], removed[self._all, 1 - seat]
-        return ring_potential(own, opp, self._batch.rings_to_win, self.dense_reward)
+        phi = ring_potential(own, opp, self._batch.rings_to_win, self.dense_reward)
+        if self.threat_reward and live.size:
+            planes = encode(self._batch, live, seat[live])
+            phi[live] += threat_potential(planes, self.threat_reward)
+        return phi
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         acts = np.asarray(actions)
@@ -522,6 +548,18 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         close = getattr(self.opponent, "close", None)
         if callable(close):
             close()
+
+
+def opponent_name(opponent: Any) -> str:
+    """What ``final_info["opponent"]`` calls a fixed opponent: ``"random"`` for None, else
+    its ``name`` (an agent's spec), a function's name, or its class name."""
+    if opponent is None:
+        return "random"
+    for attribute in ("name", "__name__"):
+        name = getattr(opponent, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(opponent).__name__
 
 
 def check_num_envs(num_envs: object) -> int:

@@ -4,7 +4,9 @@
 row, ring, pass) and applies each kind to its group with array operations,
 then refreshes the groups' legal masks.  The transitions are those of
 :class:`yinsh_env.engine.state.State` (its docstring has the turn structure); the
-differential tests compare the two ply by ply.
+differential tests compare the two ply by ply.  :func:`play_opening` and
+:func:`play_random_turns` apply uniformly random decisions (the arena's
+opening, the random opponent's turns).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from yinsh_env.engine.actions import MOVE_OFFSET, PASS_ACTION, PLACE_OFFSET, RING_OFFSET, ROW_OFFSET
 from yinsh_env.engine.vocabulary import RINGS_PER_PLAYER
+from yinsh_env.vector.batch_agents import random_legal
 from yinsh_env.vector.batch_state import BatchState
 from yinsh_env.vector.legal import random_draws, refresh_mask, row_bits
 from yinsh_env.vector.tables import (
@@ -73,6 +76,15 @@ def apply(state: BatchState, games: np.ndarray, actions: np.ndarray, refresh: bo
                 rule(state, games[chosen], me[chosen], arg[chosen])
     if refresh:
         refresh_mask(state, games)
+
+
+def play_opening(
+    state: BatchState, games: np.ndarray, plies: int, rng: np.random.Generator
+) -> None:
+    """``plies`` uniformly random ring placements in each of ``games``, just started (their
+    masks fresh), as the arena opens its games; their masks are left fresh."""
+    for _ in range(plies):
+        apply(state, games, random_legal(state.mask, rng, games))
 
 
 def play_random_turns(

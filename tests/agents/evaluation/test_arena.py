@@ -204,6 +204,26 @@ def test_summarise_counts_by_pairing_and_colour() -> None:
     assert result.times[0].decisions == 2 + 4 + 2 + 4
 
 
+def test_a_side_with_no_point_is_shown_by_a_one_sided_bound() -> None:
+    games = [
+        GameResult(
+            GameTask(i, 0, i % 2, 1 - i % 2, (), i),
+            "W" if i % 2 == 0 else "B",
+            "rings",
+            [],
+            ((0.0, 1), (0.0, 1)),
+        )
+        for i in range(20)
+    ]  # "a" wins all 20, with either colour
+    result = summarise(["a", "b"], games)
+    b = result.elo[1]
+    assert b.bound is not None and b.bound[0] == "<"
+    row = next(line for line in result.report().splitlines() if line.startswith("b "))
+    assert f"< {b.bound[1]:.0f}" in row and "one-sided 95%" in row
+    assert f"{b.elo:.0f} " not in row and "[" not in row
+    assert result.to_json()["elo"][1]["bound"] == ["<", round(b.bound[1], 1)]
+
+
 def test_cli_writes_json_and_reports_bad_specs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,7 @@ from agents.evaluation.elo import (
     ELO_PER_NATURAL_UNIT,
     PairResult,
     Tally,
+    elo_bound,
     elo_ratings,
     expected_score,
     fit_bradley_terry,
@@ -101,3 +102,28 @@ def test_tally_counts_each_game_by_its_points() -> None:
     assert (tally.games, tally.wins, tally.draws, tally.losses) == (5, 3, 1, 1)
     assert tally.wdl == "3-1-1" and tally.points == 3.5 and tally.score == 0.7
     assert tally.score_ci95 == wilson_interval(3.5, 5)
+
+
+@pytest.mark.parametrize("games", [1, 20, 100])
+def test_no_point_gives_the_elo_where_that_happens_one_time_in_twenty(games: int) -> None:
+    side, below = elo_bound(0, [(980.0, games)])  # type: ignore[misc]
+    assert side == "<" and (below < 980.0) == (games > 4)  # one loss says little
+    assert (1 - expected_score(below, 980.0)) ** games == pytest.approx(0.05)
+    side, above = elo_bound(games, [(980.0, games)])  # type: ignore[misc]
+    assert side == ">" and above - 980.0 == pytest.approx(980.0 - below)
+
+
+def test_a_bound_against_several_opponents_meets_their_expected_score() -> None:
+    side, below = elo_bound(0.0, [(0.0, 30), (400.0, 10)])  # type: ignore[misc]
+    mean = (30 * expected_score(below, 0.0) + 10 * expected_score(below, 400.0)) / 40
+    assert side == "<" and mean == pytest.approx(1 - 0.05 ** (1 / 40))
+    assert elo_bound(0.5, [(0.0, 30)]) is None and elo_bound(29.5, [(0.0, 30)]) is None
+    assert elo_bound(0.0, []) is None
+
+
+def test_ratings_bound_an_agent_with_no_point_and_no_other() -> None:
+    results = [PairResult(0, 1, 100, 100), PairResult(0, 2, 60, 100), PairResult(1, 2, 0, 100)]
+    anchor, loser, middle = elo_ratings(["a", "b", "c"], results)
+    assert anchor.bound is None and middle.bound is None  # the anchor is fixed
+    assert loser.bound is not None and loser.bound[0] == "<" and loser.bound[1] > loser.elo
+    assert loser.to_json()["bound"] == ["<", round(loser.bound[1], 1)]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.evaluation.elo import elo_bound
 from agents.evaluation.eval_cli import main as eval_main
-from agents.evaluation.rate import _choose, rate_agent
+from agents.evaluation.rate import AnchorScore, RatingResult, _choose, rate_agent
 from agents.evaluation.scale import Scale, default_scale
 from agents.evaluation.settings import MatchSettings
 
@@ -69,7 +70,7 @@ def test_cli_rate_prints_the_rating_on_the_named_scale(
     text = capsys.readouterr().out
     assert "on the yinsh-v1 scale (random = 0)" in text and "after 4 games" in text
     rating = json.loads(out.read_text())["rating"]
-    assert set(rating) == {"agent", "spec", "elo", "ci95", "scale"}
+    assert set(rating) == {"agent", "spec", "elo", "ci95", "bound", "scale"}
     assert rating["agent"] == rating["spec"] == "greedy:noise=500"
     assert rating["agent"] == "greedy:noise=500" and rating["scale"] == "yinsh-v1"
     assert rating["ci95"][0] < rating["elo"] < rating["ci95"][1]
@@ -98,3 +99,15 @@ def test_cli_refuses_a_rate_that_cannot_run_before_any_game(
     assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_rating_without_a_point_reports_a_bound_not_a_point() -> None:
+    lost = AnchorScore(anchor="greedy", anchor_elo=980.0, games=100, losses=100)
+    result = RatingResult("x", 59.0, (-423.0, 542.0), "yinsh-v1", [lost], [])
+    side, below = result.bound  # type: ignore[misc]
+    assert side == "<" and (side, below) == elo_bound(0, [(980.0, 100)])
+    line = result.report().splitlines()[-1]
+    assert f"Elo < {below:.0f} (one-sided 95%" in line and "542" not in line
+    assert result.to_json()["rating"]["bound"] == ["<", round(below, 1)]
+    lost.losses, lost.draws = 99, 1  # half a point: the interval again
+    assert result.bound is None and "Elo 59 [-423, 542]" in result.report()

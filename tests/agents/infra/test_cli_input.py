@@ -424,8 +424,9 @@ def test_sb3_example_checks_save_and_opponent_before_training(
     pytest.importorskip("sb3_contrib")
     from train.libraries.sb3_maskable_ppo import main
 
+    (tmp_path / "file").write_text("x")
     for args, argument in [
-        (["--save", str(tmp_path / "missing" / "m")], "--save"),
+        (["--save", str(tmp_path / "file" / "m")], "--save"),  # a missing folder is made
         (["--opponent", "greedy:noise=nan"], "--opponent"),
         (["--opponent", f"net:path={tmp_path / 'none.pt'}"], "none.pt"),
         (["--lr", "inf"], "--lr"),
@@ -490,6 +491,19 @@ def test_output_checks_change_nothing_on_disk(tmp_path: Path) -> None:
     assert output_file()(str(tmp_path / "new.json")) == tmp_path / "new.json"
     assert output_dir(str(tmp_path / "a" / "b")) == tmp_path / "a" / "b"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json"]
+
+
+def test_a_save_path_may_name_folders_still_to_make(tmp_path: Path) -> None:
+    deep = tmp_path / "runs" / "ppo" / "policy.pt"
+    with pytest.raises(PathError, match="does not exist"):
+        output_file()(str(deep))  # a plain output's folder must exist
+    assert output_file((".pt",), parents=True)(str(deep)) == deep
+    assert list(tmp_path.iterdir()) == []  # made when the run writes, not now
+    (tmp_path / "runs").write_text("a file")
+    with pytest.raises(PathError, match="is a file, not a folder"):
+        output_file(parents=True)(str(deep))
+    with pytest.raises(PathError, match="unknown extension"):
+        output_file((".pt",), parents=True)(str(tmp_path / "new" / "p.zip"))
 
 
 def test_a_dangling_symlink_keeps_its_link_and_gets_no_target(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_short_training_run_learns_and_plays_legal_moves() -> None:
 
 
 def test_example_script_runs_and_saves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "ppo.zip"
+    path = tmp_path / "runs" / "sb3" / "ppo.zip"  # folders made when the model is saved
     args = ["--timesteps", "128", "--eval-games", "1", "--rings-to-win", "1", "--save", str(path)]
     result = example.main([*args, *TINY])
     assert path.is_file() and result.games == 1 and result.moves > 0

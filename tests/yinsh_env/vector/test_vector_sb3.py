@@ -39,6 +39,23 @@ def test_masks_and_finished_games_follow_sb3s_conventions() -> None:
     assert finished >= 6
 
 
+def test_the_arenas_opening_and_shaping_are_options_of_the_adapter_too() -> None:
+    env = YinshSB3VecEnv(num_envs=4, rings_to_win=1, opening_plies=4, threat_reward=0.05)
+    env.seed(1)
+    planes = cast(dict[str, np.ndarray], env.reset())["observation"]
+    rings = planes[..., 0].sum(axis=(1, 2)) + planes[..., 1].sum(axis=(1, 2))
+    assert (rings == 4 + env.env.learner_seats).all()
+    assert env.get_attr("threat_reward") == [0.05] * 4
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        masks = get_action_masks(env)
+        _, _, dones, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        if dones.any():
+            assert infos[int(np.flatnonzero(dones)[0])]["opponent"] == "random"
+            return
+    raise AssertionError("no game ended")
+
+
 def test_either_an_env_or_its_arguments() -> None:
     with pytest.raises(ValueError, match="either"):
         YinshSB3VecEnv(YinshVectorEnv(2), num_envs=2)
