@@ -132,13 +132,20 @@ def vector_opponent(opponent: Any, seed: int = 0) -> Any:
 
 
 def make_vec_env(
-    opponent: Any = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 64
+    opponent: Any = "random",
+    seed: int = 0,
+    rings_to_win: int = 3,
+    envs: int = 64,
+    dense_reward: float = 0.0,
+    gamma: float = 0.99,
 ) -> YinshSB3VecEnv:
     """``envs`` games of the vector environment against ``opponent``, for MaskablePPO.
 
     ``opponent``: an agent spec, an agent, or a sampler of
     :mod:`yinsh_env.envs.matchmaking` choosing per game and episode; the learner
-    alternates sides.  Seeded with ``seed``.
+    alternates sides.  Seeded with ``seed``.  ``dense_reward``: the environment's
+    shaping from rings removed, potential-based for the discount ``gamma`` (PPO's
+    own: another discount would make the shaping change what is optimal).
     """
     env = YinshSB3VecEnv(
         num_envs=envs,
@@ -146,6 +153,8 @@ def make_vec_env(
         learner="alternate",
         rings_to_win=rings_to_win,
         illegal_reward=None,  # a masked learner never plays an illegal move: fail loudly
+        dense_reward=dense_reward,
+        gamma=gamma,
     )
     env.seed(seed)
     return env
@@ -162,6 +171,9 @@ def build_model(
     hidden: Sequence[int] = (),
     learning_rate: float = 3e-4,
     ent_coef: float = 0.01,
+    gamma: float = 1.0,
+    gae_lambda: float = 0.95,
+    vf_coef: float = 0.5,
     verbose: int = 0,
     warm_start: bool | str = False,
     tensorboard: str | Path | None = None,
@@ -176,7 +188,9 @@ def build_model(
     (losses, entropy); None, none.  ``precision``: the network's number format
     (:mod:`agents.learned.precision`; ``auto`` is bf16 where the CPU has it
     natively).  The masked distribution is
-    :mod:`agents.learned.sb3_masking`'s.
+    :mod:`agents.learned.sb3_masking`'s.  ``vf_coef`` weighs SB3's value loss, the
+    plain squared error: CleanRL's (and the single-file PPO's) ``vf_coef`` weighs
+    half of it, so theirs 0.5 is SB3's 0.25 (tests/train/libraries/test_parity.py).
     """
     if warm_start:
         from agents.learned.sb3_models import PretrainedPolicy
@@ -202,7 +216,9 @@ def build_model(
         n_epochs=n_epochs,
         learning_rate=learning_rate,
         ent_coef=ent_coef,
-        gamma=1.0,  # one reward at the end of a bounded game
+        gamma=gamma,
+        gae_lambda=gae_lambda,
+        vf_coef=vf_coef,
         policy_kwargs=policy_kwargs,
         seed=seed,
         device="cpu",
