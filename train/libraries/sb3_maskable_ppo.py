@@ -79,7 +79,9 @@ from train.libraries.progress import (
     check_tensorboard_arguments,
     tensorboard_dir,
 )
+from train.libraries.recipe import add_recipe_option, parse_with_recipe
 from yinsh_env.engine.errors import IllegalActionError
+from yinsh_env.envs.env_base import MAX_WEIGHT
 from yinsh_env.envs.gym_env import YinshGymEnv
 from yinsh_env.envs.matchmaking import STRATEGIES
 from yinsh_env.util.atomic_write import write_bytes
@@ -315,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_opponent_arguments(parser)
     add_training_arguments(parser)
+    add_recipe_option(parser)
     return parser
 
 
@@ -401,6 +404,12 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
         "--lr", type=number_in(0, 10, above=True), default=3e-4, help="learning rate"
     )
     parser.add_argument("--ent-coef", type=number_in(0, 10), default=0.01, help="entropy bonus")
+    parser.add_argument("--gamma", type=number_in(0, 1, above=True), default=1.0, help="discount")
+    parser.add_argument("--gae-lambda", type=number_in(0, 1), default=0.95, help="GAE's lambda")
+    parser.add_argument("--vf-coef", type=number_in(0, 10), default=0.5, help="x value MSE")
+    parser.add_argument(
+        "--dense-reward", type=number_in(0, MAX_WEIGHT), default=0.0, help="rings-removed shaping"
+    )
     parser.add_argument("--channels", type=int_in(1, 4096), default=16, help="conv filters")
     parser.add_argument(
         "--features", type=int_in(1, 65536), default=128, help="units of the dense layer"
@@ -437,7 +446,7 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The arguments, the opponents' defaults filled in, every agent spec built once."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_with_recipe(parser, argv, "train.libraries.sb3_maskable_ppo")
     check_tensorboard_arguments(parser, args)
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
@@ -477,6 +486,9 @@ def model_for(args: argparse.Namespace, env: Any, log_dir: Path | None) -> Any:
         hidden=args.hidden,
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        vf_coef=args.vf_coef,
         warm_start=args.warm_start or False,
         tensorboard=log_dir,
         precision=args.precision,
@@ -524,7 +536,10 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     sampler = opponents_of(args)
-    env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
+    vec_env = make_vec_env(
+        sampler, args.seed, args.rings_to_win, args.envs, args.dense_reward, args.gamma
+    )
+    env = TimedVecEnv(vec_env)
     log_dir = tensorboard_dir(args, "sb3")
     model = model_for(args, env, log_dir)
     progress = RunProgress(args.timesteps, args.progress_every, log_dir)
