@@ -7,6 +7,7 @@ Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
     python -m train.libraries.rllib_example --iterations 20 --opponent greedy  # a baseline
     python -m train.libraries.rllib_example --minutes 14 --opponent random --save runs/rllib
     python -m train.libraries.rllib_example --iterations 50 --env-runners 4 --address auto
+    python -m train.libraries.rllib_example --recipe configs/rllib.yaml --seed 4
 
 ``--save DIR`` writes the learner's module, which the agent spec
 ``rllib:path=DIR`` plays (:mod:`agents.learned.rllib_agent`).  Normal output is the

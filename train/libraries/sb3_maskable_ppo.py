@@ -6,6 +6,7 @@ Needs the optional extra: ``pip install -e ".[sb3]"``.  Examples::
     python -m train.libraries.sb3_maskable_ppo --self-play --opponent greedy --minutes 60 \
         --timesteps 100000000 --save runs/sb3/selfplay.zip
     python -m train.libraries.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
+    python -m train.libraries.sb3_maskable_ppo --recipe configs/sb3.yaml --seed 4
 
 The environments are ``--envs`` games of the vector environment
 (:class:`yinsh_env.vector.sb3.YinshSB3VecEnv`, default 64), stepped together: each
