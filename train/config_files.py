@@ -4,7 +4,10 @@
 wheel installs the same files as ``train/configs/`` (a setuptools
 ``package-dir`` mapping in ``pyproject.toml``, no copy in the tree), so a name
 resolves both in a checkout and in an installed package; a path to a file
-always wins.
+always wins.  The RL libraries' recipes beside them (``configs/ppo.yaml``, a
+``recipe:`` key naming their script: :mod:`train.libraries.recipe`) are no
+trainer configs: left out of the names, and refused by name with the command
+that runs them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from train.config import Config, ConfigError, load_config
+from train.libraries.recipe import recipe_for
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Where named configs are looked up: installed package first, then a checkout.
@@ -22,7 +26,8 @@ CONFIG_DIRS = (_PACKAGE / "configs", _PACKAGE.parent / "configs")
 
 def config_names() -> list[str]:
     """The names of the shipped configs (``quick``, ``default``, ...)."""
-    return sorted({p.stem for d in CONFIG_DIRS if d.is_dir() for p in d.glob("*.yaml")})
+    found = {p for d in CONFIG_DIRS if d.is_dir() for p in d.glob("*.yaml")}
+    return sorted({p.stem for p in found if recipe_for(p) is None})
 
 
 def resolve_config(name_or_path: str | Path) -> Path:
@@ -33,6 +38,12 @@ def resolve_config(name_or_path: str | Path) -> Path:
     if path.parent == Path(".") and path.suffix in ("", ".yaml"):
         for directory in CONFIG_DIRS:
             candidate = directory / f"{path.stem}.yaml"
+            script = recipe_for(candidate) if candidate.is_file() else None
+            if script is not None:
+                raise ConfigError(
+                    f"{str(name_or_path)!r} is a recipe of {script}, not a trainer config: "
+                    f"python -m {script} --recipe {candidate}"
+                )
             if candidate.is_file():
                 return candidate
     names = ", ".join(config_names()) or "none found"

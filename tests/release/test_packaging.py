@@ -24,7 +24,8 @@ PROJECT_PACKAGES = {"yinsh_env", "agents", "train", "benchmarks"}
 
 def test_every_shipped_config_resolves_by_name_and_loads() -> None:
     names = config_names()
-    assert names == sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+    recipes = {"ppo", "sb3", "rllib"}  # the RL libraries' recipes: tests/train/libraries
+    assert names == sorted(p.stem for p in CONFIGS.glob("*.yaml") if p.stem not in recipes)
     for name in names:
         assert resolve_config(name) == CONFIGS / f"{name}.yaml"
         assert resolve_config(f"{name}.yaml") == CONFIGS / f"{name}.yaml"

@@ -14,6 +14,8 @@
 * :mod:`train.libraries.ppo_games`: its games' openings, opponents, results, checks;
 * :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;
 * :mod:`train.libraries.dataclass_args`: its command line, made from its dataclass;
+* :mod:`train.libraries.recipe`: ``--recipe FILE``, each script's settings from a YAML
+  file in ``configs/`` (``ppo.yaml``, ``sb3.yaml``, ``rllib.yaml``);
 * :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,
   TensorBoard scalars, a bar on a terminal);
 * :mod:`train.libraries.match_results`: a trained policy's results, the SB3 and RLlib

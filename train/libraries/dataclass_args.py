@@ -14,7 +14,9 @@ line, so that a field added there is an option, with its default shown by
 
 Each field ``some_name`` is the option ``--some-name``, read by the function
 :func:`option` names (which checks it: :func:`agents.infra.cli_args.int_in` and
-friends), a tuple default taking one or more values.
+friends), a tuple default taking one or more values.  ``--recipe FILE``
+(:mod:`train.libraries.recipe`) sets the defaults from a YAML file first, so
+flags override it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from train.libraries.recipe import add_recipe_option, parse_with_recipe
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -56,12 +60,15 @@ def parser_for(cls: type, prog: str, description: str) -> argparse.ArgumentParse
             default=list(field.default) if many else field.default,  # type: ignore[arg-type]
             help=field.metadata["help"],
         )
+    add_recipe_option(parser)
     return parser
 
 
 def parse(cls: type[D], parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> D:
-    """The dataclass ``cls`` of the command line ``argv`` (the process's when None)."""
-    values = vars(parser.parse_args(argv))
+    """The dataclass ``cls`` of the command line ``argv`` (the process's when None), over
+    the defaults of its ``--recipe`` (for the script ``parser.prog`` runs, its last word)."""
+    values = vars(parse_with_recipe(parser, argv, parser.prog.split()[-1]))
+    values.pop("recipe")
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 

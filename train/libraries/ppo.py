@@ -3,6 +3,7 @@
 ::
 
     python -m train.libraries.ppo --minutes 10 --save runs/ppo/policy.pt
+    python -m train.libraries.ppo --recipe configs/ppo.yaml --seed 4   # the recipe to start from
     python -m train.libraries.ppo --minutes 60 --opponents greedy random \
         --opponent-weights 0.6 0.1 --self-share 0.3 --dense-reward 0.5
 

@@ -7,6 +7,7 @@ Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
     python -m train.libraries.rllib_example --iterations 20 --opponent greedy  # a baseline
     python -m train.libraries.rllib_example --minutes 14 --opponent random --save runs/rllib
     python -m train.libraries.rllib_example --iterations 50 --env-runners 4 --address auto
+    python -m train.libraries.rllib_example --recipe configs/rllib.yaml --seed 4
 
 ``--save DIR`` writes the learner's module, which the agent spec
 ``rllib:path=DIR`` plays (:mod:`agents.learned.rllib_agent`).  Normal output is the
@@ -75,6 +76,7 @@ from train.libraries.progress import (
     check_tensorboard_arguments,
     tensorboard_dir,
 )
+from train.libraries.recipe import add_recipe_option, parse_with_recipe
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
@@ -265,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_arguments(parser)
     add_league_arguments(parser)
+    add_recipe_option(parser)
     return parser
 
 
@@ -381,7 +384,7 @@ def add_league_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """The arguments, checked together; torch's threads set; every agent spec built once."""
-    args = parser.parse_args(argv)
+    args = parse_with_recipe(parser, argv, "train.libraries.rllib_example")
     check_tensorboard_arguments(parser, args)
     if (args.snapshots or args.league_opponents) and args.opponent != "self":
         parser.error("--snapshots and --league-opponents need self-play (--opponent self)")

@@ -6,6 +6,7 @@ Needs the optional extra: ``pip install -e ".[sb3]"``.  Examples::
     python -m train.libraries.sb3_maskable_ppo --self-play --opponent greedy --minutes 60 \
         --timesteps 100000000 --save runs/sb3/selfplay.zip
     python -m train.libraries.sb3_maskable_ppo --curriculum random greedy --self-play --minutes 30
+    python -m train.libraries.sb3_maskable_ppo --recipe configs/sb3.yaml --seed 4
 
 The environments are ``--envs`` games of the vector environment
 (:class:`yinsh_env.vector.sb3.YinshSB3VecEnv`, default 64), stepped together: each
@@ -79,7 +80,9 @@ from train.libraries.progress import (
     check_tensorboard_arguments,
     tensorboard_dir,
 )
+from train.libraries.recipe import add_recipe_option, parse_with_recipe
 from yinsh_env.engine.errors import IllegalActionError
+from yinsh_env.envs.env_base import MAX_WEIGHT
 from yinsh_env.envs.gym_env import YinshGymEnv
 from yinsh_env.envs.matchmaking import STRATEGIES
 from yinsh_env.util.atomic_write import write_bytes
@@ -132,13 +135,20 @@ def vector_opponent(opponent: Any, seed: int = 0) -> Any:
 
 
 def make_vec_env(
-    opponent: Any = "random", seed: int = 0, rings_to_win: int = 3, envs: int = 64
+    opponent: Any = "random",
+    seed: int = 0,
+    rings_to_win: int = 3,
+    envs: int = 64,
+    dense_reward: float = 0.0,
+    gamma: float = 0.99,
 ) -> YinshSB3VecEnv:
     """``envs`` games of the vector environment against ``opponent``, for MaskablePPO.
 
     ``opponent``: an agent spec, an agent, or a sampler of
     :mod:`yinsh_env.envs.matchmaking` choosing per game and episode; the learner
-    alternates sides.  Seeded with ``seed``.
+    alternates sides.  Seeded with ``seed``.  ``dense_reward``: the environment's
+    shaping from rings removed, potential-based for the discount ``gamma`` (PPO's
+    own: another discount would make the shaping change what is optimal).
     """
     env = YinshSB3VecEnv(
         num_envs=envs,
@@ -146,6 +156,8 @@ def make_vec_env(
         learner="alternate",
         rings_to_win=rings_to_win,
         illegal_reward=None,  # a masked learner never plays an illegal move: fail loudly
+        dense_reward=dense_reward,
+        gamma=gamma,
     )
     env.seed(seed)
     return env
@@ -162,6 +174,9 @@ def build_model(
     hidden: Sequence[int] = (),
     learning_rate: float = 3e-4,
     ent_coef: float = 0.01,
+    gamma: float = 1.0,
+    gae_lambda: float = 0.95,
+    vf_coef: float = 0.5,
     verbose: int = 0,
     warm_start: bool | str = False,
     tensorboard: str | Path | None = None,
@@ -176,7 +191,9 @@ def build_model(
     (losses, entropy); None, none.  ``precision``: the network's number format
     (:mod:`agents.learned.precision`; ``auto`` is bf16 where the CPU has it
     natively).  The masked distribution is
-    :mod:`agents.learned.sb3_masking`'s.
+    :mod:`agents.learned.sb3_masking`'s.  ``vf_coef`` weighs SB3's value loss, the
+    plain squared error: CleanRL's (and the single-file PPO's) ``vf_coef`` weighs
+    half of it, so theirs 0.5 is SB3's 0.25 (tests/train/libraries/test_parity.py).
     """
     if warm_start:
         from agents.learned.sb3_models import PretrainedPolicy
@@ -202,7 +219,9 @@ def build_model(
         n_epochs=n_epochs,
         learning_rate=learning_rate,
         ent_coef=ent_coef,
-        gamma=1.0,  # one reward at the end of a bounded game
+        gamma=gamma,
+        gae_lambda=gae_lambda,
+        vf_coef=vf_coef,
         policy_kwargs=policy_kwargs,
         seed=seed,
         device="cpu",
@@ -299,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_opponent_arguments(parser)
     add_training_arguments(parser)
+    add_recipe_option(parser)
     return parser
 
 
@@ -385,6 +405,12 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
         "--lr", type=number_in(0, 10, above=True), default=3e-4, help="learning rate"
     )
     parser.add_argument("--ent-coef", type=number_in(0, 10), default=0.01, help="entropy bonus")
+    parser.add_argument("--gamma", type=number_in(0, 1, above=True), default=1.0, help="discount")
+    parser.add_argument("--gae-lambda", type=number_in(0, 1), default=0.95, help="GAE's lambda")
+    parser.add_argument("--vf-coef", type=number_in(0, 10), default=0.5, help="x value MSE")
+    parser.add_argument(
+        "--dense-reward", type=number_in(0, MAX_WEIGHT), default=0.0, help="rings-removed shaping"
+    )
     parser.add_argument("--channels", type=int_in(1, 4096), default=16, help="conv filters")
     parser.add_argument(
         "--features", type=int_in(1, 65536), default=128, help="units of the dense layer"
@@ -421,7 +447,7 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The arguments, the opponents' defaults filled in, every agent spec built once."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_with_recipe(parser, argv, "train.libraries.sb3_maskable_ppo")
     check_tensorboard_arguments(parser, args)
     if args.opponent is None:
         args.opponent = [] if args.self_play or args.curriculum else ["random"]
@@ -461,6 +487,9 @@ def model_for(args: argparse.Namespace, env: Any, log_dir: Path | None) -> Any:
         hidden=args.hidden,
         learning_rate=args.lr,
         ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        vf_coef=args.vf_coef,
         warm_start=args.warm_start or False,
         tensorboard=log_dir,
         precision=args.precision,
@@ -509,7 +538,10 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     sampler = opponents_of(args)
-    env = TimedVecEnv(make_vec_env(sampler, args.seed, args.rings_to_win, args.envs))
+    vec_env = make_vec_env(
+        sampler, args.seed, args.rings_to_win, args.envs, args.dense_reward, args.gamma
+    )
+    env = TimedVecEnv(vec_env)
     log_dir = tensorboard_dir(args, "sb3")
     model = model_for(args, env, log_dir)
     progress = RunProgress(args.timesteps, args.progress_every, log_dir)

@@ -221,7 +221,7 @@ def test_the_command_line_shows_every_default_and_refuses_a_repeated_opponent(
     for name in ("opponent-weights", "check-against", "final-check-games", "target-kl"):
         assert f"--{name}" in text
     assert "(default: 0.0003)" in text and "(default: ['greedy', 'random'])" in text
-    assert text.count("(default:") == len(dataclasses.fields(ppo.Args))
+    assert text.count("(default:") == len(dataclasses.fields(ppo.Args)) + 1  # and --recipe
     with pytest.raises(SystemExit) as refused:
         ppo.parse_args(["--opponents", "random", "random", "--opponent-weights", "1", "1"])
     assert refused.value.code == 2 and "'random' twice" in capsys.readouterr().err
