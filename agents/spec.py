@@ -58,6 +58,7 @@ _REGISTRY: dict[str, Factory | str] = {
     "sb3": "agents.learned.sb3_agent:SB3Agent",
     "rllib": "agents.learned.rllib_agent:RLlibAgent",
     "ppo": "agents.learned.ppo_agent:PPOAgent",
+    "torchrl": "agents.learned.torchrl_agent:TorchRLAgent",
     "openspiel_mcts": "agents.baselines.openspiel_mcts:OpenSpielMCTSAgent",
 }
 

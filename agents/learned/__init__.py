@@ -1,4 +1,4 @@
-"""Policies trained with RL libraries as players: ``sb3:path=MODEL.zip``, ``rllib:path=DIR``.
+"""Policies trained with RL libraries as players: ``sb3:``, ``rllib:``, ``ppo:``, ``torchrl:``.
 
 * :mod:`agents.learned.library_agent`: what both loaders share (greedy or
   sampled play over the legal actions, the variant saved beside a model);
@@ -13,6 +13,8 @@
   passes over the logits as can be;
 * :mod:`agents.learned.ppo_agent`: the ``ppo:`` agent, a policy of the single-file PPO;
 * :mod:`agents.learned.ppo_policy`: that PPO's network, its saved-policy file, batched play;
+* :mod:`agents.learned.torchrl_agent`: the ``torchrl:`` agent, a policy of the TorchRL
+  recipe (that network, saved as plain weights: it plays without TorchRL);
 * :mod:`agents.learned.small_cnn`: the conv trunk both libraries' networks share;
 * :mod:`agents.learned.renamed`: files saved under the classes' old module paths
   (``train.sb3_maskable_ppo``) keep loading.

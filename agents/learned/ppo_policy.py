@@ -14,7 +14,10 @@ legal action.
 
 A saved policy is a ``torch.save`` of plain values and tensors only
 (``format``, ``version``, ``channels``, ``blocks``, ``rings_to_win``,
-``state_dict``), read back with ``weights_only=True``.
+``state_dict``), read back with ``weights_only=True``.  The TorchRL recipe
+(:mod:`train.libraries.torchrl_ppo`) trains this network too and saves it the
+same way under its own ``format`` (:class:`PolicyFiles`), so each agent knows
+whose file it is given and playing needs no TorchRL.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import pickle
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import torch
@@ -39,7 +42,9 @@ from yinsh_env.util.atomic_write import write_atomic
 __all__ = [
     "FORMAT",
     "ILLEGAL_LOGIT",
+    "PPO_FILES",
     "PPOPolicy",
+    "PolicyFiles",
     "PolicyOpponent",
     "load_policy",
     "masked_logits",
@@ -48,6 +53,21 @@ __all__ = [
 
 FORMAT: Final = "yinsh-ppo-policy"
 VERSION: Final = 1
+
+
+class PolicyFiles(NamedTuple):
+    """Whose saved policies: the files' ``format`` tag, the module that trains them,
+    the agent spec's name that plays them, and what messages call them."""
+
+    format: str
+    trainer: str
+    agent: str
+    label: str
+
+
+#: The single-file PPO's policies (``ppo:path=FILE``).
+PPO_FILES: Final = PolicyFiles(FORMAT, "train.libraries.ppo", "ppo", "PPO policy")
+
 #: The logit an illegal action gets: far below any real logit, still finite.
 ILLEGAL_LOGIT: Final = -1e9
 
@@ -156,10 +176,12 @@ class PolicyOpponent:
         return f"PolicyOpponent({self.name!r})"
 
 
-def save_policy(path: str | Path, policy: PPOPolicy, rings_to_win: int) -> None:
-    """Write ``policy`` to ``path`` (atomically) as the ``ppo:`` agent reads it."""
+def save_policy(
+    path: str | Path, policy: PPOPolicy, rings_to_win: int, files: PolicyFiles = PPO_FILES
+) -> None:
+    """Write ``policy`` to ``path`` (atomically) as the ``files.agent`` agent reads it."""
     data: dict[str, Any] = {
-        "format": FORMAT,
+        "format": files.format,
         "version": VERSION,
         "channels": policy.channels,
         "blocks": policy.blocks,
@@ -170,35 +192,34 @@ def save_policy(path: str | Path, policy: PPOPolicy, rings_to_win: int) -> None:
     write_atomic(path, lambda tmp: torch.save(data, tmp))
 
 
-def load_policy(path: str | Path) -> tuple[PPOPolicy, int]:
-    """(the policy, its rings_to_win) saved at ``path``; ValueError naming the file otherwise."""
-    file = Path(path)
+def load_policy(path: str | Path, files: PolicyFiles = PPO_FILES) -> tuple[PPOPolicy, int]:
+    """(the policy, its rings_to_win) saved at ``path`` by ``files.trainer``; ValueError
+    naming the file otherwise."""
+    file, label = Path(path), files.label
     if not file.is_file():
         problem = "is not a regular file" if file.exists() else "not found"
-        raise ValueError(f"PPO policy {str(path)!r} {problem}")
+        raise ValueError(f"{label} {str(path)!r} {problem}")
     if not zipfile.is_zipfile(file):
-        raise ValueError(f"PPO policy {str(file)!r} is not a PyTorch file")
+        raise ValueError(f"{label} {str(file)!r} is not a PyTorch file")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             data = torch.load(file, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, OSError, EOFError) as exc:
-        raise ValueError(f"cannot load PPO policy {str(file)!r}: {load_failure(exc)}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{str(file)!r} is not a policy saved by train.libraries.ppo")
+        raise ValueError(f"cannot load {label} {str(file)!r}: {load_failure(exc)}") from None
+    if not isinstance(data, dict) or data.get("format") != files.format:
+        raise ValueError(f"{str(file)!r} is not a policy saved by {files.trainer}")
     if data.get("version") != VERSION:
-        raise ValueError(
-            f"PPO policy {str(file)!r}: version {data.get('version')!r}, not {VERSION}"
-        )
+        raise ValueError(f"{label} {str(file)!r}: version {data.get('version')!r}, not {VERSION}")
     sizes = (data.get("channels"), data.get("blocks"), data.get("rings_to_win"))
     if not all(type(v) is int and 0 <= v <= 4096 for v in sizes) or not 1 <= sizes[2] <= 5:  # type: ignore[operator]
-        raise ValueError(f"PPO policy {str(file)!r}: bad sizes {sizes}")
+        raise ValueError(f"{label} {str(file)!r}: bad sizes {sizes}")
     state = data.get("state_dict")
-    check_weights(state, f"PPO policy {str(file)!r}")
+    check_weights(state, f"{label} {str(file)!r}")
     assert isinstance(state, dict)  # check_weights refuses anything else
     policy = PPOPolicy(int(sizes[0]), int(sizes[1]))  # type: ignore[arg-type]
     try:
         policy.load_state_dict(state)
     except RuntimeError as exc:
-        raise ValueError(f"PPO policy {str(file)!r} does not fit its network: {exc}") from None
+        raise ValueError(f"{label} {str(file)!r} does not fit its network: {exc}") from None
     return policy.eval(), int(sizes[2])  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ TRAINERS = (
     "train.libraries.ppo",
     "train.libraries.sb3_maskable_ppo",
     "train.libraries.rllib_example",
+    "train.libraries.torchrl_ppo",
 )
 #: Each package's top level: its face and sub-packages named by job, few modules beside.
 TOP_LEVEL = {

@@ -1,4 +1,4 @@
-"""Training with RL libraries: examples that train policies the ``sb3:``/``rllib:`` agents play.
+"""Training with RL libraries: examples that train policies the learned agents play.
 
 * :mod:`train.libraries.sb3_maskable_ppo`: sb3-contrib's MaskablePPO against baselines,
   a league or itself (``--save MODEL.zip``);
@@ -16,12 +16,15 @@
 * :mod:`train.libraries.dataclass_args`: its command line, made from its dataclass;
 * :mod:`train.libraries.recipe`: ``--recipe FILE``, each script's settings from a YAML
   file in ``configs/`` (``ppo.yaml``, ``sb3.yaml``, ``rllib.yaml``);
+* :mod:`train.libraries.torchrl_ppo`: the same recipe from TorchRL's parts (its
+  ``GymWrapper``, ``MaskedCategorical``, ``ClipPPOLoss``, ``GAE`` and collector;
+  ``--save POLICY.pt``, played as ``torchrl:path=POLICY.pt``);
 * :mod:`train.libraries.progress`: a library run's progress (a line every 30 s,
   TensorBoard scalars, a bar on a terminal);
 * :mod:`train.libraries.match_results`: a trained policy's results, the SB3 and RLlib
   examples' closing line.
 
-All three pick their opponents with :mod:`yinsh_env.envs.matchmaking`.
+All four pick their opponents with :mod:`yinsh_env.envs.matchmaking`.
 
 The networks they train, and the agents that play them, are :mod:`agents.learned`.
 """

@@ -60,7 +60,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -134,10 +134,19 @@ class Args:
     logdir: Path | None = option(None, Path, "TensorBoard folder (None: STEM-tb beside --save)")
 
 
-def parse_args(argv: Sequence[str] | None = None) -> Args:
-    """The run's hyper-parameters from the command line (one option per field of Args)."""
-    parser = parser_for(Args, "python -m train.libraries.ppo", __doc__.split("\n", 1)[0])
-    args = parse(Args, parser, argv)
+A = TypeVar("A", bound="Args")
+
+
+def parse_args(
+    argv: Sequence[str] | None = None,
+    cls: type[A] = Args,  # type: ignore[assignment]
+    prog: str = "python -m train.libraries.ppo",
+    doc: str = __doc__,
+) -> A:
+    """The run's hyper-parameters from the command line (one option per field of ``cls``,
+    :class:`Args` or the TorchRL recipe's, :mod:`train.libraries.torchrl_ppo`)."""
+    parser = parser_for(cls, prog, doc.split("\n", 1)[0])
+    args = parse(cls, parser, argv)
     if len(args.opponent_weights) != len(args.opponents):
         parser.error(f"{len(args.opponents)} --opponents but {len(args.opponent_weights)} weights")
     repeated = sorted({spec for spec in args.opponents if args.opponents.count(spec) > 1})
@@ -358,7 +367,7 @@ def update(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args: Args = parse_args(argv)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

@@ -8,6 +8,8 @@ terminal).  Every ``--check-every`` seconds the most-likely-action policy
 plays ``--check-games`` games against ``--check-against``
 (:func:`~train.libraries.ppo_games.check`) and the policy is saved to
 ``--save``; the best check's policy is also kept as ``STEM-best.pt``.
+The TorchRL recipe (:mod:`train.libraries.torchrl_ppo`) trains the same network
+and reports through the same class, naming its own files (``files``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.learned.ppo_policy import PPOPolicy, save_policy
+from agents.learned.ppo_policy import PPO_FILES, PolicyFiles, PPOPolicy, save_policy
 from train.libraries.ppo_games import check
 from train.libraries.progress import RunProgress
 from yinsh_env.envs.matchmaking import OpponentPool
@@ -57,12 +59,13 @@ class Report:
         policy: PPOPolicy,
         pool: OpponentPool,
         checker: Any,
+        files: PolicyFiles = PPO_FILES,
     ) -> None:
-        self.args, self.policy, self.checker = args, policy, checker
+        self.args, self.policy, self.checker, self.files = args, policy, checker, files
         save = args.save
         logdir = args.logdir or save.with_suffix("").with_name(save.stem + "-tb")
         self.progress = RunProgress(args.total_steps, args.report_every, logdir)
-        command = ["python -m train.libraries.ppo", *(argv or sys.argv[1:])]
+        command = [f"python -m {files.trainer}", *(argv or sys.argv[1:])]
         self.progress.writer.add_text("command", " ".join(command))
         settings = "\n".join(f"{k}: {v}" for k, v in vars(args).items())
         self.progress.writer.add_text("hyperparameters", settings)
@@ -73,7 +76,7 @@ class Report:
         self.best, self.best_path = -1.0, save.with_name(save.stem + "-best" + save.suffix)
         self.last_check: float | None = None
         self.progress.write(
-            f"ppo: {args.num_envs} games x {args.num_steps} steps per rollout, opponents "
+            f"{files.agent}: {args.num_envs} games x {args.num_steps} steps per rollout, opponents "
             + ", ".join(f"{e.name} {w:.2f}" for e, w in zip(pool.entries, pool.weights()))
             + f"; {sum(p.numel() for p in policy.parameters()):,} weights; saving to {save}"
         )
@@ -104,10 +107,10 @@ class Report:
         seed = args.seed + update
         score = check(self.policy, self.checker, games, seed, args.rings_to_win, args.opening_plies)
         self.progress.scalar(f"check/{args.check_against}", score, steps)
-        save_policy(args.save, self.policy, args.rings_to_win)
+        save_policy(args.save, self.policy, args.rings_to_win, self.files)
         if score > self.best:  # ties keep the earlier policy
             self.best = score
-            save_policy(self.best_path, self.policy, args.rings_to_win)
+            save_policy(self.best_path, self.policy, args.rings_to_win, self.files)
             self.progress.scalar(f"check/best_{args.check_against}", score, steps)
         return score
 
@@ -147,7 +150,7 @@ class Report:
         """The last check, the saved policy and the closing line."""
         args, games = self.args, self.args.final_check_games
         final = self.run_check(games, steps, updates) if games else None
-        save_policy(args.save, self.policy, args.rings_to_win)
+        save_policy(args.save, self.policy, args.rings_to_win, self.files)
         elapsed = time.monotonic() - self.start
         cpu = time.process_time() - self.cpu_start
         against = (
@@ -159,8 +162,8 @@ class Report:
         self.progress.write(
             f"done: {steps:,} steps in {elapsed:.0f}s ({steps / elapsed:,.0f}/s; "
             f"{cpu:.0f} CPU-s, {steps / max(cpu, 1e-9):,.0f} steps per CPU-second), "
-            f"{updates} updates{against}; saved {args.save} (play it as ppo:path={args.save})"
-            + best
+            f"{updates} updates{against}; saved {args.save} "
+            f"(play it as {self.files.agent}:path={args.save})" + best
         )
         self.progress.close()
 

@@ -1,0 +1,140 @@
+"""The TorchRL recipe runs, saves a policy the ``torchrl:`` agent plays, and refuses bad input.
+
+Skipped where TorchRL is not installed (the ``torchrl`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torchrl", reason='optional extra: pip install -e ".[torchrl]"')
+pytest.importorskip("torch.utils.tensorboard")
+
+import torch
+
+from agents.learned.ppo_policy import load_policy
+from agents.learned.torchrl_agent import TORCHRL_FILES
+from train.libraries import torchrl_ppo
+from yinsh_env.engine.state import State
+from yinsh_env.envs.observation import encode
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+TINY = ["--num-envs", "8", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "1"]
+TINY += ["--channels", "8", "--blocks", "1", "--threads", "1", "--report-every", "0.001"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A policy from a few hundred steps against random and its own snapshots, and the output."""
+    folder = tmp_path_factory.mktemp("torchrl")
+    save = folder / "policy.pt"
+    # the single-file PPO's recipe options, shaping and snapshots included (one command line)
+    options = {"total-steps": 384, "opponents": "random", "opponent-weights": 1}
+    options |= {"self-share": 0.5, "pool-size": 2, "snapshot-every": 1, "dense-reward": 0.5}
+    options |= {"threat-reward": 0.05, "check-against": "random", "check-every": 0.001}
+    options |= {"check-games": 2, "final-check-games": 2, "rings-to-win": 1}
+    options |= {"save": save, "logdir": folder / "tb"}
+    argv = [*TINY, *(text for k, v in options.items() for text in (f"--{k}", str(v)))]
+    stream = io.StringIO()
+    with contextlib.redirect_stdout(stream):
+        assert torchrl_ppo.main(argv) == 0
+    return save, stream.getvalue()
+
+
+@pytest.mark.slow
+def test_a_short_run_reports_logs_and_saves_a_torchrl_policy(trained: tuple[Path, str]) -> None:
+    save, out = trained
+    policy, rings = load_policy(save, TORCHRL_FILES)
+    assert rings == 1 and (policy.channels, policy.blocks) == (8, 1)
+    assert list((save.parent / "tb").glob("events.out.tfevents.*"))
+    lines = [line for line in out.splitlines() if " update " in line]
+    assert lines and "check random" in lines[-1] and "score random" in lines[-1], out
+    assert out.splitlines()[-1].startswith("done: 384 steps")
+    assert f"torchrl:path={save}" in out
+    with pytest.raises(ValueError, match=r"not a policy saved by train\.libraries\.ppo"):
+        load_policy(save)  # a ppo: agent refuses it: whose file it is stays known
+
+
+@pytest.mark.slow
+def test_the_saved_policy_plays_legal_games_in_the_arena(
+    trained: tuple[Path, str], tmp_path: Path
+) -> None:
+    from agents import make_agent
+    from agents.evaluation.arena import MatchSettings, run_arena
+    from yinsh_env import load_record
+
+    save, _ = trained
+    agent = make_agent(f"torchrl:path={save}", seed=0)
+    assert agent.rings_to_win == 1
+    state = State(rings_to_win=1)
+    assert state.legal_mask()[agent.act(state)]
+    greedy_and_sampled = [f"torchrl:path={save}", f"torchrl:path={save},greedy=false"]
+    settings = MatchSettings(workers=1, rings_to_win=1)
+    result = run_arena(
+        [*greedy_and_sampled, "random"], 2, settings, progress=False, records_dir=tmp_path
+    )
+    played = [(p.games, p.a_forfeits + p.b_forfeits) for p in result.pairings]
+    assert played == [(2, 0)] * 3  # three pairings, two games each, no forfeit
+    records = sorted(tmp_path.glob("*.yinsh"))
+    assert len(records) == 6 and all(load_record(r).replay().is_terminal for r in records)
+
+
+def test_bad_arguments_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = [
+        (["--num-envs", "0"], "--num-envs"),
+        (["--opponents", "nosuchagent"], "nosuchagent"),
+        (["--opponents", "random", "--opponent-weights", "1", "2"], "weights"),
+        (["--save", str(tmp_path / "policy.zip")], "--save"),
+        (["--logdir", "/dev/null"], "--logdir"),
+    ]
+    for argv, named in bad:
+        with pytest.raises(SystemExit) as refused:
+            torchrl_ppo.parse_args(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert refused.value.code == 2 and named in err[-1], (argv, err)
+        assert not err[-1].startswith("Traceback")
+    assert torchrl_ppo.parse_args([]).save == Path("runs/torchrl/policy.pt")
+
+
+def test_opening_moves_are_random_placements_marked_forced() -> None:
+    start = State()
+    planes = torch.as_tensor(np.stack([encode(start)] * 3), dtype=torch.float32)
+    masks = torch.as_tensor(np.stack([start.legal_mask()] * 3)).bool()
+    chosen = torch.full((3,), 7)  # not a placement's index alone: replaced where forced
+    opening = torchrl_ppo.OpeningMoves(plies=4, seed=0)
+    action, forced = opening(planes, masks, chosen)
+    assert forced.tolist() == [True] * 3
+    assert masks.gather(1, action[:, None]).all()
+    never = torchrl_ppo.OpeningMoves(plies=0, seed=0)
+    kept, none = never(planes, masks, chosen)
+    assert torch.equal(kept, chosen) and not none.any()
+
+
+def test_threat_shaping_is_a_potential_difference_zero_at_the_end() -> None:
+    from tensordict import TensorDict
+
+    from train.libraries.ppo_games import threat_potential
+
+    rng = np.random.default_rng(0)
+    planes = (rng.random((2, 2, 11, 11, 17)) < 0.5).astype(np.float32)
+    now = TensorDict({"observation": torch.as_tensor(planes[0])}, batch_size=[2])
+    following = TensorDict(
+        {
+            "observation": torch.as_tensor(planes[1]),
+            "reward": torch.tensor([[1.0], [0.0]]),
+            "done": torch.tensor([[True], [False]]),
+        },
+        batch_size=[2],
+    )
+    shaped = torchrl_ppo.ThreatShaping(0.5, 0.9)._step(now, following)
+    phi_now, phi_next = threat_potential(planes[0], 0.5), threat_potential(planes[1], 0.5)
+    expected = [1.0 - phi_now[0], 0.9 * phi_next[1] - phi_now[1]]
+    assert shaped["reward"].squeeze(-1).tolist() == pytest.approx(expected)
