@@ -121,7 +121,7 @@ def test_opening_moves_are_random_placements_marked_forced() -> None:
 def test_threat_shaping_is_a_potential_difference_zero_at_the_end() -> None:
     from tensordict import TensorDict
 
-    from train.libraries.ppo_games import threat_potential
+    from yinsh_env.envs.env_base import threat_potential
 
     rng = np.random.default_rng(0)
     planes = (rng.random((2, 2, 11, 11, 17)) < 0.5).astype(np.float32)
