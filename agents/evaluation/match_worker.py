@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from typing import Any
 
-from agents import spec as spec_module
+import agents.spec as spec_module
 from agents.base import Agent
 from agents.byo import as_agent
 from agents.evaluation.games import GameResult, GameTask, play_game

@@ -183,6 +183,15 @@ def test_each_package_keeps_its_rooms() -> None:
     assert folders == PLAYERS | APPLICATIONS
 
 
+def test_no_module_of_a_package_imports_its_own_face() -> None:
+    """Inside a package, modules import the module that defines a name, not the package's
+    ``__init__`` (which imports them: an arrow back up, and a circle waiting to happen)."""
+    graph = import_graph(faces=True)
+    found = {(m, t) for m, ts in graph.items() for t in ts if t in PACKAGES and m.startswith(t)}
+    # Ray's runtime_env ships the three packages whole: they are imported as packages.
+    assert found <= {("train.ray_backend", "train")}, sorted(found)
+
+
 def test_players_import_no_application() -> None:
     """A player (baselines, search, network, learned) never needs an application."""
     graph = import_graph()

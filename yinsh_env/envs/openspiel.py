@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from yinsh_env import Phase
 from yinsh_env.engine.actions import N_ACTIONS, action_to_str
 from yinsh_env.engine.state import DEFAULT_RINGS_TO_WIN, State
+from yinsh_env.engine.vocabulary import Phase
 from yinsh_env.envs.observation import OBS_SHAPE, encode
 
 try:

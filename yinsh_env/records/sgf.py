@@ -65,7 +65,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from yinsh_env import Phase
 from yinsh_env.engine.actions import (
     PASS_ACTION,
     PLACE_OFFSET,
@@ -77,7 +76,7 @@ from yinsh_env.engine.actions import (
 from yinsh_env.engine.errors import NotationError, RecordError
 from yinsh_env.engine.geometry import NAME_TO_POINT, POINT_NAMES
 from yinsh_env.engine.state import State
-from yinsh_env.engine.vocabulary import DEFAULT_RINGS_TO_WIN, Player, Result, Termination
+from yinsh_env.engine.vocabulary import DEFAULT_RINGS_TO_WIN, Phase, Player, Result, Termination
 from yinsh_env.records.game_record import BOM, GameRecord, outcome_problem, push_ply
 from yinsh_env.records.sgf_syntax import SgfProperty, SourceText, escape_value, parse_nodes
 
