@@ -151,6 +151,23 @@ class EngineProcess:
             raise AgentFailure(f"external engine answered {command!r} with an overlong line")
         return raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
+    def written_before_exit(self) -> str | None:
+        """The first line the engine wrote and nobody read, once it is gone (None: none).
+
+        An engine that writes a line and exits at once may be found gone when its first
+        command is written, before its line is read: which comes first is timing's, so
+        the handshake reads what it wrote either way.
+        """
+        self._threads[0].join(timeout=EXIT_WAIT)  # its output ends with it
+        try:
+            raw = self.replies.get_nowait()
+        except queue.Empty:
+            return None
+        if raw is None:
+            self.replies.put(None)
+            return None
+        return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
     def _gone(self, when: str) -> str:
         try:
             code = self.proc.wait(timeout=EXIT_WAIT)
@@ -311,7 +328,13 @@ class ExternalAgent(Agent):
         self._mirror = self._answer = None
         try:
             command = f"yinsh {PROTOCOL_VERSION}"
-            reply = self._request(engine, command, self.startup)
+            try:
+                reply = self._request(engine, command, self.startup)
+            except AgentFailure:
+                written = None if engine.alive else engine.written_before_exit()
+                if written is None:
+                    raise
+                reply = written
         except AgentFailure:
             self._stop(grace=0.0)
             raise

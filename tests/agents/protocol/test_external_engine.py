@@ -277,6 +277,26 @@ def test_misbehaving_engine_fails_cleanly_mid_game_and_is_restarted(
     engine.close()
 
 
+def test_an_engine_gone_before_its_first_command_is_judged_by_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its exit seen first (the write of 'yinsh 1' fails) or its line first: one reason."""
+    from agents.protocol.external_engine import EngineProcess
+
+    send = EngineProcess.send
+
+    def send_after_the_exit(self: EngineProcess, line: str) -> None:
+        self.proc.wait(timeout=60)  # the pipe is closed: the write fails, every time
+        send(self, line)
+
+    monkeypatch.setattr(EngineProcess, "send", send_after_the_exit)
+    cmd = write_script(tmp_path, "greets.py", "print('hello, I am an engine', flush=True)")
+    engine = make_agent(f"engine:cmd={cmd},timeout=120,startup=120")
+    with pytest.raises(AgentFailure) as failure:
+        engine.act(State())
+    assert failure.value.reason.startswith("external engine failed the handshake: answered 'hello")
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
