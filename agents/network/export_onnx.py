@@ -139,16 +139,15 @@ class Bound:
 
 
 #: Per precision.  ``fp32``: the exporter's graph computes what the network
-#: computes, in other kernels: float32 rounding, about 1e-5 on the logits on any
-#: CPU, so 1e-3 has a hundredfold margin and a graph of other weights misses by
-#: whole logits.  ``int8``: quantisation's own error, measured on four shipped
-#: networks over :func:`positions` (200): the most likely action kept in 93-96%
-#: of positions, values within 0.08, each policy within 0.09 in total variation,
-#: the same under ``-cpu Haswell`` (no VNNI), AVX-512 and AMX kernels; the bound
-#: leaves about twice that (docs/guide/pretrained.md).
+#: computes, in other kernels: float32 rounding, so 1e-3 on the logits leaves a wide
+#: margin while a graph of other weights misses by whole logits.  ``int8``:
+#: quantisation's own error, which depends on the CPU's integer kernels (exact int32
+#: sums with VNNI or AMX; 16-bit sums that can saturate with plain AVX2), so the bound
+#: is set from the worst CPU measured with margin, and still refuses another network's
+#: graph (docs/guide/pretrained.md, "The shipped graphs on any CPU").
 BOUNDS: Final = {
     "fp32": Bound(agree=0.99, values=1e-4, policy=1e-3, logits=1e-3),
-    "int8": Bound(agree=0.85, values=0.15, policy=0.2, logits=None),
+    "int8": Bound(agree=0.80, values=0.25, policy=0.45, logits=None),
 }
 
 
