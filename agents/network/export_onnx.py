@@ -142,14 +142,17 @@ class Bound:
 #: Per precision.  ``fp32``: the exporter's graph computes what the network
 #: computes, in other kernels: float32 rounding, about 1e-5 on the logits on any
 #: CPU, so 1e-3 has a hundredfold margin and a graph of other weights misses by
-#: whole logits.  ``int8``: quantisation's own error, measured on four shipped
-#: networks over :func:`positions` (200): the most likely action kept in 93-96%
-#: of positions, values within 0.08, each policy within 0.09 in total variation,
-#: the same under ``-cpu Haswell`` (no VNNI), AVX-512 and AMX kernels; the bound
-#: leaves about twice that (docs/guide/pretrained.md).
+#: whole logits.  ``int8``: quantisation's own error, which depends on the CPU's
+#: integer kernels; measured on the four shipped networks over :func:`positions`
+#: (200): with VNNI or AMX the most likely action kept in 93-96% of positions,
+#: values within 0.08, each policy within 0.09 in total variation; with AVX2
+#: alone (``qemu-x86_64 -cpu Haswell``: ONNX Runtime's u8s8 products can
+#: saturate there) 85-93%, 0.15 and 0.33.  The bound leaves room beyond the worst
+#: of them; another shipped network's int8 graph misses it by its policy (0.54
+#: or more in total variation).
 BOUNDS: Final = {
     "fp32": Bound(agree=0.99, values=1e-4, policy=1e-3, logits=1e-3),
-    "int8": Bound(agree=0.85, values=0.15, policy=0.2, logits=None),
+    "int8": Bound(agree=0.75, values=0.3, policy=0.5, logits=None),
 }
 
 
