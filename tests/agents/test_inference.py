@@ -86,6 +86,9 @@ def test_the_int8_evaluator_runs_quantised_convolutions_close_to_the_float_netwo
     leaves = [network_leaf(s) for s in game_positions(40, seed=5)]
     logits, values = fast(leaves)
     ref_logits, ref_values = exact(leaves)
+    # Quantisation's reach, which depends on the CPU's integer kernels: values within
+    # 0.001 and logits correlated at 0.9994 with AMX, 0.008 and 0.969 on AVX2 alone
+    # (qemu -cpu Haswell, where ONNX Runtime's u8s8 sums can saturate); both within.
     assert np.abs(values - ref_values).max() < 0.1
     assert np.abs(values - ref_values).max() > 0.0  # really another graph
     for got, want in zip(logits, ref_logits):
