@@ -13,7 +13,8 @@ What TorchRL does here:
   (``gym.make_vec("Yinsh-v0", vectorization_mode="vector_entry_point",
   autoreset_mode=DISABLED)``, TorchRL resetting finished games itself), with
   integer actions; ``RewardSum`` and ``StepCounter`` keep each game's return
-  and length, and :class:`ThreatShaping` adds ``--threat-reward`` as a transform;
+  and length; ``--dense-reward`` and ``--threat-reward`` are the environment's own
+  shaping options;
 * the policy: :class:`~agents.learned.ppo_policy.PPOPolicy` in
   ``TensorDictModule``\\ s, a ``ProbabilisticActor`` sampling from
   ``MaskedCategorical`` over ``td["action_mask"]`` (entropy over the legal
@@ -51,7 +52,6 @@ from train.libraries import ppo
 from train.libraries.dataclass_args import option
 from train.libraries.ppo_games import in_opening, make_opponent
 from train.libraries.ppo_report import Report
-from yinsh_env.envs.env_base import threat_potential
 from yinsh_env.envs.matchmaking import OpponentPool
 from yinsh_env.vector.batch_agents import random_legal
 
@@ -111,27 +111,6 @@ class PoolScores:
             self.seen[entry.name] = (entry.games, entry.score)
 
 
-class ThreatShaping(Transform):
-    """``--threat-reward``: adds ``gamma * phi(next) - phi(now)`` to the reward, ``phi``
-    the rows threatened (:func:`~yinsh_env.envs.env_base.threat_potential`), 0 once a
-    game is over: potential-based, so the optimal policy is unchanged."""
-
-    def __init__(self, weight: float, gamma: float) -> None:
-        super().__init__(in_keys=[], out_keys=[])
-        self.weight, self.gamma = weight, gamma
-
-    def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
-        now = threat_potential(tensordict["observation"].numpy(), self.weight)
-        following = threat_potential(next_tensordict["observation"].numpy(), self.weight)
-        done = next_tensordict["done"].reshape(-1).numpy()
-        shaped = self.gamma * np.where(done, 0.0, following) - now
-        reward = next_tensordict["reward"]
-        next_tensordict["reward"] = reward + torch.as_tensor(shaped, dtype=reward.dtype).view_as(
-            reward
-        )
-        return next_tensordict
-
-
 def make_env(args: Args, pool: OpponentPool) -> EnvBase:
     """The vector environment in TorchRL's ``GymWrapper``, its returns and lengths summed."""
     vector = gym.make_vec(
@@ -142,11 +121,10 @@ def make_env(args: Args, pool: OpponentPool) -> EnvBase:
         opponent=pool,
         rings_to_win=args.rings_to_win,
         dense_reward=args.dense_reward,
+        threat_reward=args.threat_reward,
         gamma=args.gamma,
     )
     transforms: list[Transform] = [RewardSum(), StepCounter()]
-    if args.threat_reward:
-        transforms.insert(0, ThreatShaping(args.threat_reward, args.gamma))
     env = TransformedEnv(GymWrapper(vector, categorical_action_encoding=True), Compose(*transforms))
     env.set_seed(args.seed)
     return env

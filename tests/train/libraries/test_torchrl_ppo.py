@@ -118,23 +118,14 @@ def test_opening_moves_are_random_placements_marked_forced() -> None:
     assert torch.equal(kept, chosen) and not none.any()
 
 
-def test_threat_shaping_is_a_potential_difference_zero_at_the_end() -> None:
-    from tensordict import TensorDict
+def test_the_shaping_weights_go_to_the_vector_environment() -> None:
+    """Rings removed and rows threatened are the environment's own options (tested there)."""
+    from train.libraries import ppo
 
-    from yinsh_env.envs.env_base import threat_potential
-
-    rng = np.random.default_rng(0)
-    planes = (rng.random((2, 2, 11, 11, 17)) < 0.5).astype(np.float32)
-    now = TensorDict({"observation": torch.as_tensor(planes[0])}, batch_size=[2])
-    following = TensorDict(
-        {
-            "observation": torch.as_tensor(planes[1]),
-            "reward": torch.tensor([[1.0], [0.0]]),
-            "done": torch.tensor([[True], [False]]),
-        },
-        batch_size=[2],
+    args = torchrl_ppo.parse_args(
+        ["--num-envs", "2", "--dense-reward", "0.3", "--threat-reward", "0.5"]
     )
-    shaped = torchrl_ppo.ThreatShaping(0.5, 0.9)._step(now, following)
-    phi_now, phi_next = threat_potential(planes[0], 0.5), threat_potential(planes[1], 0.5)
-    expected = [1.0 - phi_now[0], 0.9 * phi_next[1] - phi_now[1]]
-    assert shaped["reward"].squeeze(-1).tolist() == pytest.approx(expected)
+    net = torchrl_ppo.PPOPolicy(args.channels, args.blocks)
+    pool, _ = ppo.opponent_pool(args, net)
+    vector = torchrl_ppo.make_env(args, pool).base_env._env  # type: ignore[attr-defined]
+    assert (vector.dense_reward, vector.threat_reward) == (0.3, 0.5)
