@@ -40,12 +40,16 @@ def pool_from_specs(
     strategy: str = "uniform",
     max_snapshots: int = 20,
     seed: int | None = 0,
+    weights: Sequence[float] | None = None,
     **options: float,
 ) -> OpponentPool:
-    """An :class:`OpponentPool` whose fixed members are the agents ``specs`` name."""
+    """An :class:`OpponentPool` whose fixed members are the agents ``specs`` name,
+    each of ``weights`` in a fixed mix (``strategy="weighted"``; None: 1 each)."""
+    if weights is not None and len(weights) != len(specs):
+        raise ValueError(f"{len(weights)} weight(s) for {len(specs)} opponent(s): give one each")
     pool = OpponentPool(strategy=strategy, max_snapshots=max_snapshots, **options)
-    for name, agent in spec_opponents(specs, seed):
-        pool.add(name, agent)
+    for i, (name, agent) in enumerate(spec_opponents(specs, seed)):
+        pool.add(name, agent, weight=1.0 if weights is None else float(weights[i]))
     return pool
 
 

@@ -80,7 +80,7 @@ from train.libraries.recipe import add_recipe_option, parse_with_recipe
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
-from yinsh_env.envs.env_base import AGENTS
+from yinsh_env.envs.env_base import AGENTS, ARENA_OPENING_PLIES, MAX_OPENING_PLIES
 
 try:
     from ray.rllib.core.columns import Columns
@@ -98,7 +98,12 @@ BASELINE = "baseline"
 def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
     """The YINSH AEC environment as an RLlib ``MultiAgentEnv``."""
     env_config = env_config or {}
-    return PettingZooEnv(make_aec_env(rings_to_win=int(env_config.get("rings_to_win", 3))))
+    return PettingZooEnv(
+        make_aec_env(
+            rings_to_win=int(env_config.get("rings_to_win", 3)),
+            opening_plies=int(env_config.get("opening_plies", 0)),
+        )
+    )
 
 
 class BaselineModule(RLModule):
@@ -164,8 +169,14 @@ def build_config(
     snapshots: int = 0,
     league_opponents: Sequence[str] = (),
     league_share: float = 0.25,
+    gamma: float = 1.0,
+    opening_plies: int = 0,
 ) -> Any:
     """The PPO config: masked module(s), self-play or a baseline opponent.
+
+    ``gamma``: the discount (1.0 by default: one reward, at the end of a bounded game).
+    ``opening_plies``: each game opens with that many random ring placements, as the
+    arena's do (:data:`~yinsh_env.envs.env_base.ARENA_OPENING_PLIES`).
 
     ``snapshots`` (self-play only) adds that many untrained slots of the
     learner's class for :class:`~train.libraries.rllib_league.SnapshotLeague`; until
@@ -207,7 +218,11 @@ def build_config(
         # RLlib's environment check steps with unmasked random actions, which
         # end YINSH games as illegal moves (with a warning); the environment
         # passes PettingZoo's own API test instead (tests/yinsh_env/envs/test_aec_env.py).
-        .environment(ENV_NAME, env_config={"rings_to_win": rings_to_win}, disable_env_checking=True)
+        .environment(
+            ENV_NAME,
+            env_config={"rings_to_win": rings_to_win, "opening_plies": opening_plies},
+            disable_env_checking=True,
+        )
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs)
         .learners(num_learners=0)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
@@ -217,7 +232,7 @@ def build_config(
             minibatch_size=minibatch_size,
             num_epochs=epochs,
             lr=lr,
-            gamma=1.0,  # one reward, at the end of a bounded game
+            gamma=gamma,
             lambda_=0.95,
             entropy_coeff=entropy,
         )
@@ -226,13 +241,19 @@ def build_config(
 
 
 def evaluate(
-    module: MaskedPolicyModule, opponent: str, games: int, rings_to_win: int = 3, seed: int = 1000
+    module: MaskedPolicyModule,
+    opponent: str,
+    games: int,
+    rings_to_win: int = 3,
+    seed: int = 1000,
+    opening_plies: int = 0,
 ) -> Evaluation:
-    """Play ``games`` games on the PettingZoo environment, the policy alternating colours."""
+    """Play ``games`` games on the PettingZoo environment, the policy alternating colours,
+    each opened with ``opening_plies`` random ring placements."""
     baseline = make_agent(opponent, seed=seed)
     evaluation = Evaluation()
     for game in range(games):
-        env = make_aec_env(rings_to_win=rings_to_win)
+        env = make_aec_env(rings_to_win=rings_to_win, opening_plies=opening_plies)
         env.reset(seed=seed + game)
         baseline.reset(seed=seed + game)
         learner = AGENTS[game % 2]
@@ -296,6 +317,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--hidden", type=int_in(1, 65536), default=128, help="units of the shared layer"
     )
     parser.add_argument("--entropy", type=number_in(0, 10), default=0.01, help="entropy bonus")
+    parser.add_argument("--gamma", type=number_in(0, 1, above=True), default=1.0, help="discount")
+    parser.add_argument(
+        "--opening-plies",
+        type=int_in(0, MAX_OPENING_PLIES),
+        default=0,
+        help=f"random ring placements opening each game (the arena's: {ARENA_OPENING_PLIES})",
+    )
     parser.add_argument(
         "--envs",
         type=int_in(1, 1024),
@@ -435,6 +463,8 @@ def config_of(args: argparse.Namespace) -> Any:
         snapshots=args.snapshots,
         league_opponents=args.league_opponents,
         league_share=args.league_share,
+        gamma=args.gamma,
+        opening_plies=args.opening_plies,
     )
 
 
@@ -473,7 +503,9 @@ def train_iterations(
             line += f", snapshot {len(league.history)}"
         if args.eval_every and i % args.eval_every == 0:
             module = algo.get_module(LEARNER)
-            check = evaluate(module, args.eval_opponent, 10, args.rings_to_win, seed=i)
+            check = evaluate(
+                module, args.eval_opponent, 10, args.rings_to_win, i, args.opening_plies
+            )
             line += f", vs {args.eval_opponent} {check.score:.2f} (10 games)"
             progress.scalar(f"check/{args.eval_opponent}", check.score, steps)
         elapsed = time.perf_counter() - start
@@ -498,7 +530,13 @@ def save_and_evaluate(algo: Any, args: argparse.Namespace) -> Evaluation:
         module.save_to_path(os.path.abspath(args.save))
         save_variant(args.save, args.rings_to_win)
         print(f"saved {args.save}")
-    return evaluate(module, args.eval_opponent, args.eval_games, args.rings_to_win)
+    return evaluate(
+        module,
+        args.eval_opponent,
+        args.eval_games,
+        args.rings_to_win,
+        opening_plies=args.opening_plies,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> Evaluation:

@@ -4,6 +4,7 @@
 
 * :class:`TimeLimit` and :class:`CpuTimeLimit` stop training after
   ``--minutes`` of wall time or ``--cpu-minutes`` of this process's CPU time;
+  :class:`BudgetSchedule` anneals the learning rate over that budget;
 * :class:`ProgressCallback` reports through
   :class:`~train.libraries.progress.RunProgress`: episode returns, the learner's
   score against each opponent its sampler met, the curriculum's stage, and a
@@ -38,6 +39,43 @@ class TimeLimit(BaseCallback):
 
     def _on_step(self) -> bool:
         return time.perf_counter() < self.deadline
+
+
+class BudgetSchedule:
+    """A learning rate annealed linearly to 0 over the run's time budget.
+
+    SB3 calls a schedule with the share of ``total_timesteps`` still to go; a run
+    stopped by ``--minutes`` or ``--cpu-minutes`` never reaches its timesteps, so
+    this reads the clocks instead, as the single-file PPO does: the larger of the
+    shares used of the wall budget (from construction) and of the CPU budget (the
+    process's CPU time, as :class:`CpuTimeLimit` counts it).  With neither budget
+    it is SB3's linear schedule.
+
+    >>> BudgetSchedule(1e-3)(0.25)
+    0.00025
+    >>> 0.0 < BudgetSchedule(1e-3, minutes=60)(1.0) <= 1e-3
+    True
+    """
+
+    def __init__(self, rate: float, minutes: float = 0.0, cpu_minutes: float = 0.0) -> None:
+        self.rate = float(rate)
+        self.wall_seconds = 60.0 * minutes
+        self.cpu_seconds = 60.0 * cpu_minutes
+        self.start = time.monotonic()
+
+    def spent(self) -> float:
+        """The share of the budget used (the larger of wall and CPU)."""
+        shares = [0.0]
+        if self.wall_seconds > 0:
+            shares.append((time.monotonic() - self.start) / self.wall_seconds)
+        if self.cpu_seconds > 0:
+            shares.append(time.process_time() / self.cpu_seconds)
+        return max(shares)
+
+    def __call__(self, progress_remaining: float) -> float:
+        if self.wall_seconds <= 0 and self.cpu_seconds <= 0:
+            return self.rate * progress_remaining
+        return self.rate * max(0.0, 1.0 - self.spent())
 
 
 class CpuTimeLimit(BaseCallback):

@@ -57,7 +57,7 @@ from __future__ import annotations
 import argparse
 import io
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,24 +67,16 @@ import torch
 from agents import make_agent
 from agents.baselines.greedy import GreedyAgent
 from agents.baselines.greedy_batch import GreedyOpponent
-from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_file
 from agents.learned.library_agent import save_variant
-from agents.learned.precision import PRECISIONS
 from agents.learned.sb3_models import PlanesCNN, PlanesPolicy
-from agents.params import MAX_THREADS
 from train.libraries.match_results import Evaluation
 from train.libraries.progress import (
-    EVERY,
     RunProgress,
-    add_tensorboard_arguments,
-    check_tensorboard_arguments,
     tensorboard_dir,
 )
-from train.libraries.recipe import add_recipe_option, parse_with_recipe
+from train.libraries.sb3_arguments import parse_args
 from yinsh_env.engine.errors import IllegalActionError
-from yinsh_env.envs.env_base import MAX_WEIGHT
 from yinsh_env.envs.gym_env import YinshGymEnv
-from yinsh_env.envs.matchmaking import STRATEGIES
 from yinsh_env.util.atomic_write import write_bytes
 from yinsh_env.vector.env import YinshVectorEnv
 
@@ -93,7 +85,12 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.learned.sb3_masking import use_fast_masking
-    from train.libraries.sb3_callbacks import CpuTimeLimit, ProgressCallback, TimeLimit
+    from train.libraries.sb3_callbacks import (
+        BudgetSchedule,
+        CpuTimeLimit,
+        ProgressCallback,
+        TimeLimit,
+    )
     from train.libraries.sb3_fast import BoolMaskDictRolloutBuffer, fused_adam
     from train.libraries.sb3_selfplay import (
         Profile,
@@ -141,6 +138,8 @@ def make_vec_env(
     envs: int = 64,
     dense_reward: float = 0.0,
     gamma: float = 0.99,
+    threat_reward: float = 0.0,
+    opening_plies: int = 0,
 ) -> YinshSB3VecEnv:
     """``envs`` games of the vector environment against ``opponent``, for MaskablePPO.
 
@@ -148,7 +147,9 @@ def make_vec_env(
     :mod:`yinsh_env.envs.matchmaking` choosing per game and episode; the learner
     alternates sides.  Seeded with ``seed``.  ``dense_reward``: the environment's
     shaping from rings removed, potential-based for the discount ``gamma`` (PPO's
-    own: another discount would make the shaping change what is optimal).
+    own: another discount would make the shaping change what is optimal); ``threat_reward``
+    the same from rows threatened.  ``opening_plies``: each game opens with that many
+    random ring placements (the arena's :data:`~yinsh_env.envs.env_base.ARENA_OPENING_PLIES`).
     """
     env = YinshSB3VecEnv(
         num_envs=envs,
@@ -157,7 +158,9 @@ def make_vec_env(
         rings_to_win=rings_to_win,
         illegal_reward=None,  # a masked learner never plays an illegal move: fail loudly
         dense_reward=dense_reward,
+        threat_reward=threat_reward,
         gamma=gamma,
+        opening_plies=opening_plies,
     )
     env.seed(seed)
     return env
@@ -172,7 +175,7 @@ def build_model(
     channels: int = 16,
     features: int = 128,
     hidden: Sequence[int] = (),
-    learning_rate: float = 3e-4,
+    learning_rate: float | Callable[[float], float] = 3e-4,
     ent_coef: float = 0.01,
     gamma: float = 1.0,
     gae_lambda: float = 0.95,
@@ -260,12 +263,14 @@ def evaluate_batch(
     rings_to_win: int = 3,
     seed: int = 1000,
     envs: int = 32,
+    opening_plies: int = 0,
 ) -> Evaluation:
     """``games`` games of the greedy masked policy against ``opponent`` (an agent spec or
     an agent), up to ``envs`` at once on the vector environment, alternating sides.
 
     Each of the ``min(games, envs)`` environments plays its share of the games; any
-    illegal move raises.
+    illegal move raises.  ``opening_plies``: random ring placements opening each game
+    (the arena's: :data:`~yinsh_env.envs.env_base.ARENA_OPENING_PLIES`).
     """
     evaluation = Evaluation()
     if games <= 0:
@@ -278,6 +283,7 @@ def evaluate_batch(
         learner="alternate",
         rings_to_win=rings_to_win,
         illegal_reward=None,
+        opening_plies=opening_plies,
     )
     observations, _ = env.reset(seed=seed)
     played = np.zeros(count, dtype=np.int64)
@@ -292,168 +298,6 @@ def evaluate_batch(
                 played[game] += 1
     env.close()
     return evaluation
-
-
-def _zip_file(text: str) -> Path:
-    """An argparse type: where the model goes, with the ``.zip`` SB3 adds, writable."""
-    return output_file(parents=True)(text if text.endswith(".zip") else f"{text}.zip")
-
-
-def _shipped_network(text: str) -> str:
-    """An argparse type: the name of a network in ``agents/network/weights/`` (``pretrained``)."""
-    from agents.network.pretrained import weights_path
-    from train.run_checkpoint import CheckpointError
-
-    try:
-        weights_path(text)  # its error names the network and lists the shipped ones
-    except CheckpointError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The example's command line: opponents and budgets, then progress, network and output."""
-    parser = argparse.ArgumentParser(
-        prog="python -m train.libraries.sb3_maskable_ppo", description=__doc__.splitlines()[0]
-    )
-    add_opponent_arguments(parser)
-    add_training_arguments(parser)
-    add_recipe_option(parser)
-    return parser
-
-
-def add_opponent_arguments(parser: argparse.ArgumentParser) -> None:
-    """The budgets and the opponents: baselines, self-play's pool, a curriculum."""
-    count = int_in(1, 1_000_000_000)
-    parser.add_argument("--timesteps", type=count, default=20_000, help="learner decisions")
-    parser.add_argument(
-        "--minutes",
-        type=number_in(0, 1e6),
-        default=0.0,
-        help="stop training after this long (0: no limit)",
-    )
-    parser.add_argument(
-        "--cpu-minutes",
-        type=number_in(0, 1e6),
-        default=0.0,
-        help="stop training once the process has used this much CPU time (0: no limit)",
-    )
-    parser.add_argument(
-        "--opponent",
-        type=agent_spec,
-        nargs="+",
-        default=None,
-        help="agent specs of the opponents (default: random unless --self-play/--curriculum)",
-    )
-    parser.add_argument(
-        "--self-play", action="store_true", help="snapshots of the learner join the pool"
-    )
-    parser.add_argument("--snapshot-every", type=count, default=20_000, help="learner steps")
-    parser.add_argument("--pool-size", type=int_in(1, 10_000), default=10, help="snapshots kept")
-    parser.add_argument("--pool-strategy", choices=STRATEGIES, default="pfsp")
-    parser.add_argument(
-        "--curriculum", type=agent_spec, nargs="+", default=[], help="graded opponents"
-    )
-    parser.add_argument("--promote-at", type=number_in(0, 1, above=True), default=0.7)
-    parser.add_argument("--promote-window", type=int_in(1, 1_000_000), default=100)
-    parser.add_argument(
-        "--curriculum-share",
-        type=number_in(0, 1),
-        default=0.5,
-        help="episodes given to the curriculum when there is a pool too",
-    )
-
-
-def add_training_arguments(parser: argparse.ArgumentParser) -> None:
-    """Progress and checks, the variant, PPO's and the network's settings, the output."""
-    count = int_in(1, 1_000_000_000)
-    parser.add_argument(
-        "--report-every",
-        type=int_in(0, 1_000_000_000),
-        default=0,
-        help="a progress line every this many steps too (0: by time only)",
-    )
-    parser.add_argument(
-        "--progress-every",
-        type=number_in(0, 1e6),
-        default=EVERY,
-        help="seconds between progress lines",
-    )
-    parser.add_argument(
-        "--eval-every",
-        type=int_in(0, 1_000_000_000),
-        default=0,
-        help="steps between checks against --eval-opponent in the progress lines (0: none)",
-    )
-    parser.add_argument(
-        "--eval-every-games", type=int_in(1, 100_000), default=20, help="games of each check"
-    )
-    add_tensorboard_arguments(parser, "sb3")
-    parser.add_argument(
-        "--eval-opponent",
-        type=agent_spec,
-        default=None,
-        help="agent spec to evaluate against (default: the first opponent, else greedy)",
-    )
-    parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
-    parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    parser.add_argument("--envs", type=int_in(1, 4096), default=64, help="games stepped together")
-    parser.add_argument("--n-steps", type=count, default=32, help="rollout length per game")
-    parser.add_argument("--batch-size", type=count, default=256)
-    parser.add_argument("--n-epochs", type=int_in(1, 10_000), default=4)
-    parser.add_argument(
-        "--lr", type=number_in(0, 10, above=True), default=3e-4, help="learning rate"
-    )
-    parser.add_argument("--ent-coef", type=number_in(0, 10), default=0.01, help="entropy bonus")
-    parser.add_argument("--gamma", type=number_in(0, 1, above=True), default=1.0, help="discount")
-    parser.add_argument("--gae-lambda", type=number_in(0, 1), default=0.95, help="GAE's lambda")
-    parser.add_argument("--vf-coef", type=number_in(0, 10), default=0.5, help="x value MSE")
-    parser.add_argument(
-        "--dense-reward", type=number_in(0, MAX_WEIGHT), default=0.0, help="rings-removed shaping"
-    )
-    parser.add_argument("--channels", type=int_in(1, 4096), default=16, help="conv filters")
-    parser.add_argument(
-        "--features", type=int_in(1, 65536), default=128, help="units of the dense layer"
-    )
-    parser.add_argument(
-        "--hidden", type=int_in(1, 65536), nargs="*", default=[], help="extra layers of each head"
-    )
-    parser.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="auto",
-        help="the network's numbers in training: auto (bf16 where the CPU has it natively: "
-        "AMX), fp32, bf16; saved models play in fp32",
-    )
-    parser.add_argument(
-        "--warm-start",
-        nargs="?",
-        const="pretrained",
-        default=None,
-        type=_shipped_network,
-        metavar="NETWORK",
-        help="start from a shipped network (default pretrained, as pretrained:sims=0 plays it;"
-        " anchor-v1: the first one) instead of the small CNN",
-    )
-    parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=20)
-    parser.add_argument(
-        "--threads", type=int_in(1, MAX_THREADS), default=1, help="torch CPU threads"
-    )
-    parser.add_argument(
-        "--save", type=_zip_file, default=None, help="where to save the model (.zip)"
-    )
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The arguments, the opponents' defaults filled in, every agent spec built once."""
-    parser = build_parser()
-    args = parse_with_recipe(parser, argv, "train.libraries.sb3_maskable_ppo")
-    check_tensorboard_arguments(parser, args)
-    if args.opponent is None:
-        args.opponent = [] if args.self_play or args.curriculum else ["random"]
-    args.eval_opponent = args.eval_opponent or (args.opponent or ["greedy"])[0]
-    build_agents(parser, {*args.opponent, *args.curriculum, args.eval_opponent})
-    return args
 
 
 def opponents_of(args: argparse.Namespace) -> Any:
@@ -471,6 +315,7 @@ def opponents_of(args: argparse.Namespace) -> Any:
         window=args.promote_window,
         curriculum_share=args.curriculum_share,
         seed=args.seed,
+        weights=args.opponent_weights,
     )
 
 
@@ -485,7 +330,9 @@ def model_for(args: argparse.Namespace, env: Any, log_dir: Path | None) -> Any:
         channels=args.channels,
         features=args.features,
         hidden=args.hidden,
-        learning_rate=args.lr,
+        learning_rate=(
+            BudgetSchedule(args.lr, args.minutes, args.cpu_minutes) if args.anneal_lr else args.lr
+        ),
         ent_coef=args.ent_coef,
         gamma=args.gamma,
         gae_lambda=args.gae_lambda,
@@ -508,7 +355,11 @@ def training_callbacks(
     snapshots: list[Any] = []
     if not isinstance(sampler, str):
         pool = snapshot_pool(sampler) if args.self_play else None
-        selfplay = SelfPlayCallback(sampler, pool, args.snapshot_every, report_every=0)
+        share = 1.0 if args.self_share is None else args.self_share
+        weight = share / args.pool_size if args.pool_strategy == "weighted" else 1.0
+        selfplay = SelfPlayCallback(
+            sampler, pool, args.snapshot_every, report_every=0, snapshot_weight=weight
+        )
         if pool is not None:
             selfplay.snapshot(model.policy, 0)  # before the environments choose opponents
         callbacks.append(selfplay)
@@ -516,7 +367,14 @@ def training_callbacks(
 
     def check(policy_model: Any) -> tuple[str, float, int]:
         games, opponent = args.eval_every_games, args.eval_opponent
-        result = evaluate_batch(policy_model, opponent, games, args.rings_to_win, args.seed)
+        result = evaluate_batch(
+            policy_model,
+            opponent,
+            games,
+            args.rings_to_win,
+            args.seed,
+            opening_plies=args.opening_plies,
+        )
         return opponent, result.score, result.games
 
     sampled = None if isinstance(sampler, str) else sampler
@@ -539,7 +397,14 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     torch.set_num_threads(args.threads)
     sampler = opponents_of(args)
     vec_env = make_vec_env(
-        sampler, args.seed, args.rings_to_win, args.envs, args.dense_reward, args.gamma
+        sampler,
+        args.seed,
+        args.rings_to_win,
+        args.envs,
+        args.dense_reward,
+        args.gamma,
+        args.threat_reward,
+        args.opening_plies,
     )
     env = TimedVecEnv(vec_env)
     log_dir = tensorboard_dir(args, "sb3")
@@ -565,7 +430,12 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     if args.save is not None:
         save_model(model, args.save, args.rings_to_win)
     result = evaluate_batch(
-        model, args.eval_opponent, args.eval_games, args.rings_to_win, seed=args.seed + 1000
+        model,
+        args.eval_opponent,
+        args.eval_games,
+        args.rings_to_win,
+        seed=args.seed + 1000,
+        opening_plies=args.opening_plies,
     )
     print(result.summary(args.eval_opponent))
     return result

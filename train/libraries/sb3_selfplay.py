@@ -126,10 +126,12 @@ def build_sampler(
     window: int = 100,
     curriculum_share: float = 0.5,
     seed: int = 0,
+    weights: Sequence[float] | None = None,
 ) -> OpponentSampler:
     """The learner's opponents on the vector environment: a pool (``opponents`` plus
     snapshots when ``self_play``), a curriculum, or a league of both (``curriculum_share``
-    of the episodes to the latter)."""
+    of the episodes to the latter).  ``weights``: the opponents' shares in a fixed mix
+    (``strategy="weighted"``)."""
     if not (opponents or self_play or curriculum):
         raise ValueError("no opponents: name some, a curriculum, or self-play")
     ladder = (
@@ -139,7 +141,7 @@ def build_sampler(
     )
     pool = None
     if opponents or self_play:
-        pool = pool_from_specs(opponents, strategy, max_snapshots, seed=seed)
+        pool = pool_from_specs(opponents, strategy, max_snapshots, seed=seed, weights=weights)
     for member in (ladder, pool):
         if member is not None:
             batch_greedy(member)
@@ -234,6 +236,8 @@ class SelfPlayCallback(BaseCallback):
             unless :meth:`snapshot` took one before).
         report_every: learner steps between progress lines (0: none).
         write: where the lines go.
+        snapshot_weight: each snapshot's weight in a fixed mix (the pool's
+            ``weighted`` strategy: ``--self-share`` over the pool's size).
     """
 
     def __init__(
@@ -243,10 +247,12 @@ class SelfPlayCallback(BaseCallback):
         every: int = 20_000,
         report_every: int = 10_000,
         write: Callable[[str], Any] = print,
+        snapshot_weight: float = 1.0,
     ) -> None:
         super().__init__()
         if every < 1 or report_every < 0:
             raise ValueError(f"every >= 1 and report_every >= 0, not {every}, {report_every}")
+        self.snapshot_weight = snapshot_weight
         self.sampler = sampler
         self.pool = pool
         self.every = every
@@ -271,7 +277,7 @@ class SelfPlayCallback(BaseCallback):
         snapshot = PolicySnapshot(policy, seed=len(self.snapshots))
         if getattr(policy, "bf16", False):  # a grouped pass pays in bf16 only
             snapshot.joint = self.joint
-        self.pool.add_snapshot(snapshot, step)
+        self.pool.add_snapshot(snapshot, step, self.snapshot_weight)
         self.snapshots.append(snapshot)
         self._last_snapshot = step
         return snapshot

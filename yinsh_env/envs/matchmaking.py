@@ -219,9 +219,10 @@ class OpponentPool:
             _close(old.opponent)
         return entry
 
-    def add_snapshot(self, opponent: Any, step: int) -> Entry:
-        """Add a frozen copy of the learner taken at ``step``, named ``snapshot@STEP``."""
-        return self.add(f"snapshot@{step}", opponent, snapshot=True)
+    def add_snapshot(self, opponent: Any, step: int, weight: float = 1.0) -> Entry:
+        """Add a frozen copy of the learner taken at ``step``, named ``snapshot@STEP``
+        (``weight``: its share in a fixed mix)."""
+        return self.add(f"snapshot@{step}", opponent, snapshot=True, weight=weight)
 
     def weights(self) -> np.ndarray:
         """Each member's sampling probability, in :attr:`entries` order."""

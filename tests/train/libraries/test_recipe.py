@@ -99,7 +99,7 @@ def test_an_abbreviated_recipe_option_is_refused(
 
 
 def test_recipes_are_not_trainer_configs() -> None:
-    assert not {"ppo", "sb3", "rllib"} & set(config_names())
+    assert not {"ppo", "sb3", "rllib", "torchrl"} & set(config_names())
     with pytest.raises(ConfigError, match=r"recipe of train\.libraries\.ppo"):
         resolve_config("ppo")
 
@@ -111,7 +111,23 @@ def test_the_sb3_recipe_sets_its_scripts_options() -> None:
     args = sb3.parse_args(["--recipe", str(CONFIGS / "sb3.yaml"), "--seed", "4"])
     assert args.opponent == ["random", "greedy:noise=500", "greedy:noise=100", "greedy"]
     assert (args.gamma, args.vf_coef, args.dense_reward, args.lr) == (0.99, 0.25, 0.5, 1e-3)
-    assert args.seed == 4 and args.self_play is False
+    assert args.opponent_weights == [0.1, 0.2, 0.2, 0.5] and args.pool_strategy == "weighted"
+    assert (args.threat_reward, args.opening_plies, args.anneal_lr) == (0.05, 4, True)
+    assert args.seed == 4 and args.self_play is True and args.self_share == 0.2
+
+
+def test_the_torchrl_recipe_is_the_single_file_ppos() -> None:
+    """One recipe, two implementations: every setting of configs/ppo.yaml but where
+    the outputs go is configs/torchrl.yaml's."""
+    pytest.importorskip("torchrl", reason="optional extra: pip install -e '.[torchrl]'")
+    from train.libraries import torchrl_ppo
+
+    ours = torchrl_ppo.parse_args(["--recipe", str(CONFIGS / "torchrl.yaml"), "--seed", "4"])
+    theirs = ppo.parse_args(["--recipe", str(CONFIGS / "ppo.yaml"), "--seed", "4"])
+    mine, other = vars(ours), vars(theirs)
+    assert {k: v for k, v in mine.items() if k not in ("save", "logdir")} == {
+        k: v for k, v in other.items() if k not in ("save", "logdir")
+    }
 
 
 def test_the_rllib_recipe_sets_its_scripts_options() -> None:
@@ -122,3 +138,4 @@ def test_the_rllib_recipe_sets_its_scripts_options() -> None:
     args = rllib.parse_args(parser, ["--recipe", str(CONFIGS / "rllib.yaml"), "--lr", "2e-3"])
     assert args.league_opponents == ["random", "greedy:noise=500", "greedy:noise=100", "greedy"]
     assert (args.lr, args.entropy, args.epochs) == (2e-3, 0.005, 3)
+    assert (args.gamma, args.opening_plies) == (0.99, 4)
