@@ -2,6 +2,7 @@
 
 * :mod:`train.tools.curve`: a run's strength on the fixed scale, iteration by iteration;
 * :mod:`train.tools.plot`: learning curves from ``metrics.jsonl``;
+* :mod:`train.tools.scalars`: a library run's TensorBoard curves as a small CSV;
 * :mod:`train.tools.run_archive`: a run's text and chosen checkpoints, saved for git
   and restored with their hashes checked;
 * :mod:`train.tools.average`: the weight average of a run's last checkpoints;
