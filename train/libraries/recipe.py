@@ -4,6 +4,7 @@
 one trainer's recipe, so that it is one command instead of twenty flags::
 
     python -m train.libraries.ppo --recipe configs/ppo.yaml --seed 4
+    python -m train.libraries.ppo --recipe ppo --seed 4   # the shipped one, from anywhere
 
 A recipe is a mapping of the script's option names (``learning_rate`` or
 ``learning-rate``) to values, plus ``recipe:`` naming the script it is for
@@ -15,7 +16,9 @@ function that reads the flag), so a recipe holds nothing the command line
 would refuse; an unknown key, a key given twice, a bad value or a value of
 the wrong shape (a list for a single number) is refused with one line
 naming the file and the key.  Read with :func:`train.bounded_yaml.load_yaml`
-(no aliases, bounded nesting, duplicate keys refused).
+(no aliases, bounded nesting, duplicate keys refused).  A bare name (``ppo``,
+``sb3.yaml``) that is no file where the command runs is a shipped recipe
+(:func:`recipe_file`), so a notebook or a run folder elsewhere finds it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "apply_recipe",
     "parse_with_recipe",
     "recipe_defaults",
+    "recipe_file",
     "recipe_for",
 ]
 
@@ -43,6 +47,28 @@ __all__ = [
 RECIPE_KEY = "recipe"
 #: A recipe is a page of settings; anything larger is not one.
 MAX_BYTES = 64 * 1024
+_TRAIN = Path(__file__).resolve().parents[1]
+#: Where shipped recipes are: the installed package's copy first, then a checkout's
+#: ``configs/`` (the same folders as :data:`train.config_files.CONFIG_DIRS`).
+RECIPE_DIRS = (_TRAIN / "configs", _TRAIN.parent / "configs")
+
+
+def recipe_file(name_or_path: str | Path) -> Path:
+    """The recipe meant by a path (used as given when it is a file) or by a shipped
+    recipe's name (``sb3``, ``sb3.yaml``); the path as given when neither is found,
+    for :func:`read_recipe` to name.
+
+    >>> recipe_file("sb3").name, recipe_file("sb3").parent.name
+    ('sb3.yaml', 'configs')
+    """
+    path = Path(name_or_path)
+    if path.is_file() or path.parent != Path(".") or path.suffix not in ("", ".yaml"):
+        return path
+    for directory in RECIPE_DIRS:
+        candidate = directory / f"{path.stem}.yaml"
+        if candidate.is_file():
+            return candidate
+    return path
 
 
 def add_recipe_option(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +77,8 @@ def add_recipe_option(parser: argparse.ArgumentParser) -> None:
         "--recipe",
         metavar="FILE",
         default=None,
-        help="YAML file of this script's settings (configs/ppo.yaml, ...); flags override it",
+        help="YAML file of this script's settings (configs/ppo.yaml, ...; a shipped one by "
+        "name: ppo, sb3, rllib, torchrl); flags override it",
     )
 
 
@@ -169,7 +196,7 @@ def apply_recipe(
     if known.recipe is None:
         return None
     try:
-        parser.set_defaults(**recipe_defaults(parser, Path(known.recipe), script))
+        parser.set_defaults(**recipe_defaults(parser, recipe_file(known.recipe), script))
     except ValueError as exc:
         parser.error(str(exc))
     return str(known.recipe)

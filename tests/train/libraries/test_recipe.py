@@ -139,3 +139,16 @@ def test_the_rllib_recipe_sets_its_scripts_options() -> None:
     assert args.league_opponents == ["random", "greedy:noise=500", "greedy:noise=100", "greedy"]
     assert (args.lr, args.entropy, args.epochs) == (2e-3, 0.005, 3)
     assert (args.gamma, args.opening_plies) == (0.99, 4)
+
+
+def test_a_shipped_recipe_is_found_by_name_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    by_name = ppo.parse_args(["--recipe", "ppo", "--seed", "4"])
+    by_path = ppo.parse_args(["--recipe", str(CONFIGS / "ppo.yaml"), "--seed", "4"])
+    assert vars(by_name) == vars(by_path) and by_name.opening_plies == 4
+    (tmp_path / "ppo.yaml").write_text("recipe: train.libraries.ppo\nseed: 9\n")
+    assert ppo.parse_args(["--recipe", "ppo.yaml"]).seed == 9  # a file here comes first
+    assert "not found" in refused(["--recipe", "nosuchrecipe"], capsys)
+    assert "is for 'train.libraries.sb3_maskable_ppo'" in refused(["--recipe", "sb3"], capsys)
