@@ -1,7 +1,10 @@
-"""The MaskablePPO networks a saved model names: the planes CNN, and the shipped network.
+"""The MaskablePPO networks a saved model names: the planes CNN, the PPO's, the shipped one.
 
 :class:`PlanesCNN` is :mod:`train.libraries.sb3_maskable_ppo`'s features
 extractor, in :class:`PlanesPolicy` (which runs in bf16 where that is native);
+:class:`PPONetPolicy` is the single-file PPO's network
+(:class:`~agents.learned.ppo_policy.PPOPolicy`, ``--network ppo``), so that one
+recipe is one network in every library;
 :class:`PretrainedNet` and :class:`PretrainedPolicy` warm-start
 MaskablePPO from the shipped network (``--warm-start``).  A saved model
 refers to them by class path, so they live beside the loader
@@ -30,6 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from agents.learned.ppo_policy import PPOPolicy
 from agents.learned.precision import bf16_autocast, uses_bf16
 from agents.learned.small_cnn import conv_trunk
 from agents.network.checkpoint import load_network
@@ -157,6 +161,68 @@ class PlanesPolicy(MaskableMultiInputActorCriticPolicy):
         return legal_rows_logits(head, self._actor_latent(planes).float(), actions)
 
 
+class PPONet(BaseFeaturesExtractor):
+    """The single-file PPO's whole network as features: its 2,142 logits, then its value.
+
+    :class:`PPONetPolicy` reads the first as the distribution's logits and the last as
+    the value, adding no layer: the policy *is* :class:`~agents.learned.ppo_policy.PPOPolicy`
+    (its convolutional head reads each action at its points on the board).
+    """
+
+    def __init__(self, observation_space: Any, channels: int = 16, blocks: int = 2) -> None:
+        super().__init__(observation_space, N_ACTIONS + 1)
+        self.net = PPOPolicy(channels, blocks)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        logits, value = self.net(observations["observation"].float())
+        return torch.cat([logits, value.unsqueeze(1)], dim=1)
+
+
+class _LastColumn(nn.Module):
+    """The features' last entry: the network's own value."""
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, N_ACTIONS:]
+
+
+class PPONetPolicy(PlanesPolicy):
+    """MaskablePPO's policy whose network is the single-file PPO's (:class:`PPONet`).
+
+    No layer is added between the network and SB3's distribution and value (``net_arch``
+    empty, SB3's orthogonal initialisation off: the network's own is the PPO's), so an
+    update of SB3 and of the single-file PPO move the same weights
+    (tests/train/libraries/test_parity.py).
+
+    >>> import gymnasium as gym
+    >>> from yinsh_env.vector.sb3 import YinshSB3VecEnv
+    >>> space = YinshSB3VecEnv(num_envs=1).observation_space
+    >>> policy = PPONetPolicy(space, gym.spaces.Discrete(N_ACTIONS), lambda _: 1e-3)
+    >>> sum(p.numel() for p in policy.parameters())  # PPOPolicy(16, 2)'s, nothing more
+    15059
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", PPONet)
+        kwargs["net_arch"] = []
+        kwargs["ortho_init"] = False
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = _Logits()
+        self.value_net = _LastColumn()  # type: ignore[assignment]
+        self.optimizer = self.optimizer_class(
+            self.parameters(),
+            lr=lr_schedule(1),  # type: ignore[call-arg]
+            **self.optimizer_kwargs,
+        )
+
+    def action_logits(self, planes: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """(n, k) float32 logits of the actions ``actions`` (n, k) of each of n positions
+        (the network computes all 2,142; the snapshots' opponents read these)."""
+        return self._actor_latent(planes).float()[:, :N_ACTIONS].gather(1, actions)
+
+
 class PretrainedNet(BaseFeaturesExtractor):
     """A shipped network by name (or the checkpoint at ``path``): logits, then value features."""
 
@@ -224,4 +290,12 @@ class PretrainedPolicy(MaskableMultiInputActorCriticPolicy):
         )
 
 
-__all__ = ["PlanesCNN", "PlanesPolicy", "PretrainedNet", "PretrainedPolicy", "legal_rows_logits"]
+__all__ = [
+    "PPONet",
+    "PPONetPolicy",
+    "PlanesCNN",
+    "PlanesPolicy",
+    "PretrainedNet",
+    "PretrainedPolicy",
+    "legal_rows_logits",
+]

@@ -57,6 +57,8 @@ CLASSES: Final = (
     "agents.learned.sb3_models.PlanesCNN",
     "agents.learned.sb3_models.PlanesPolicy",
     "agents.learned.sb3_models.PretrainedNet",
+    "agents.learned.sb3_models.PPONetPolicy",
+    "agents.learned.sb3_models.PPONet",
 )
 #: Largest ``data`` entry read (a model's settings are a few kB; the last
 #: observation of many environments can be a few MB).
@@ -156,7 +158,7 @@ def declared_parameters(kwargs: Mapping[str, Any]) -> int:
     """A lower bound on the parameters of the policy ``kwargs`` declare: the layers
     of ``net_arch`` (each head's) and the heads' output layers, and
     :class:`PlanesCNN`'s convolutions and dense layer from its ``channels`` and
-    ``features_dim``.
+    ``features_dim`` (:class:`~agents.learned.sb3_models.PPONet`: its ``channels`` and ``blocks``).
 
     Raises ``ValueError`` for a size that is no positive whole number.
     """
@@ -166,9 +168,14 @@ def declared_parameters(kwargs: Mapping[str, Any]) -> int:
         raise ValueError("policy_kwargs['net_arch'] is not a list of layer widths")
     sizes = kwargs.get("features_extractor_kwargs") or {}
     channels, features = sizes.get("channels"), sizes.get("features_dim")
+    blocks = sizes.get("blocks")
     _check_widths("features_extractor_kwargs", [w for w in (channels, features) if w is not None])
+    if blocks is not None and not (type(blocks) is int and blocks >= 0):
+        raise ValueError(f"policy_kwargs blocks {str(blocks)[:80]} is no whole number")
     total = 0
-    if channels is not None:  # 3x3 from the planes, 3x3, 1x1 to 8
+    if channels is not None and blocks is not None:  # PPONet: a 3x3 stem, 2 3x3 a block
+        total += 9 * channels * OBS_SHAPE[2] + blocks * 2 * 9 * channels * channels
+    elif channels is not None:  # 3x3 from the planes, 3x3, 1x1 to 8
         total += 9 * channels * (OBS_SHAPE[2] + channels) + 8 * channels
     if features is not None:  # the dense layer over 8 squeezed planes
         total += 8 * OBS_SHAPE[0] * OBS_SHAPE[1] * features

@@ -180,6 +180,16 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="decay the learning rate to 0 over the --cpu-minutes/--minutes budget",
     )
+    parser.add_argument(
+        "--network",
+        choices=("cnn", "ppo"),
+        default="cnn",
+        help="cnn: the small CNN with dense heads; ppo: the single-file PPO's network "
+        "(--channels, --blocks), its convolutional policy head",
+    )
+    parser.add_argument(
+        "--blocks", type=int_in(0, 64), default=2, help="residual blocks (--network ppo)"
+    )
     parser.add_argument("--channels", type=int_in(1, 4096), default=16, help="conv filters")
     parser.add_argument(
         "--features", type=int_in(1, 65536), default=128, help="units of the dense layer"

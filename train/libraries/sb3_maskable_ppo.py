@@ -68,7 +68,7 @@ from agents import make_agent
 from agents.baselines.greedy import GreedyAgent
 from agents.baselines.greedy_batch import GreedyOpponent
 from agents.learned.library_agent import save_variant
-from agents.learned.sb3_models import PlanesCNN, PlanesPolicy
+from agents.learned.sb3_models import PlanesCNN, PlanesPolicy, PPONetPolicy
 from train.libraries.match_results import Evaluation
 from train.libraries.progress import (
     RunProgress,
@@ -184,8 +184,13 @@ def build_model(
     warm_start: bool | str = False,
     tensorboard: str | Path | None = None,
     precision: str = "fp32",
+    network: str = "cnn",
+    blocks: int = 2,
 ) -> Any:
-    """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head.
+    """A MaskablePPO model: :class:`PlanesCNN` features, then ``hidden`` layers per head;
+    with ``network="ppo"`` the single-file PPO's network instead
+    (:class:`~agents.learned.sb3_models.PPONetPolicy`: ``channels`` and ``blocks``; no
+    ``features`` or ``hidden``), so that the same recipe is the same network.
 
     ``n_steps`` is the rollout length per environment (``env`` may be a VecEnv).
     ``warm_start``: the shipped network instead (:mod:`agents.learned.sb3_models`; a
@@ -206,6 +211,14 @@ def build_model(
         weights_path(name)  # a clear error naming it, before any model is built
         policy: Any = PretrainedPolicy
         policy_kwargs: dict[str, Any] = {"features_extractor_kwargs": {"weights": name}}
+    elif network == "ppo":
+        policy = PPONetPolicy
+        policy_kwargs = {
+            "features_extractor_kwargs": {"channels": channels, "blocks": blocks},
+            "precision": precision,
+        }
+    elif network != "cnn":
+        raise ValueError(f"network must be 'cnn' or 'ppo', not {network!r}")
     else:
         policy = PlanesPolicy
         policy_kwargs = {
@@ -340,6 +353,8 @@ def model_for(args: argparse.Namespace, env: Any, log_dir: Path | None) -> Any:
         warm_start=args.warm_start or False,
         tensorboard=log_dir,
         precision=args.precision,
+        network=args.network,
+        blocks=args.blocks,
     )
 
 

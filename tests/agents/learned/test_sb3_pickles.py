@@ -155,6 +155,7 @@ def test_a_refused_weights_pickle_is_told_without_the_unsafe_advice(
         {"net_arch": [60000, 60000]},
         {"net_arch": {"pi": [64], "vf": [60000, 60000]}},
         {"features_extractor_kwargs": {"channels": 4, "features_dim": 10**7}},
+        {"features_extractor_kwargs": {"channels": 4096, "blocks": 64}},  # PPONet's sizes
     ],
 )
 @pytest.mark.parametrize("serialized", [True, False])
@@ -184,13 +185,36 @@ def test_a_declared_network_beyond_the_weights_is_refused_unbuilt(
     assert built == []
 
 
-@pytest.mark.parametrize("sizes", [{"net_arch": [64, -1]}, {"net_arch": ["64"]}])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {"net_arch": [64, -1]},
+        {"net_arch": ["64"]},
+        {"features_extractor_kwargs": {"channels": 4, "blocks": -1}},
+        {"features_extractor_kwargs": {"channels": 4, "blocks": "2"}},
+    ],
+)
 def test_declared_sizes_are_positive_whole_numbers(
     tiny_zip: Path, tmp_path: Path, sizes: dict[str, Any]
 ) -> None:
     odd = _with_data(tiny_zip, tmp_path / "odd.zip", lambda d: d["policy_kwargs"].update(sizes))
-    with pytest.raises(ValueError, match="not positive whole numbers"):
+    with pytest.raises(ValueError, match=r"not positive whole numbers|no whole number"):
         load_maskable_ppo(str(odd))
+
+
+def test_the_ppo_networks_declared_size_is_a_lower_bound() -> None:
+    """PPONet's channels and blocks bound its convolutions from below, for any size."""
+    from gymnasium import spaces
+
+    from agents.learned.sb3_models import PPONetPolicy
+    from yinsh_env.vector.sb3 import YinshSB3VecEnv
+
+    space = YinshSB3VecEnv(num_envs=1).observation_space
+    for channels, blocks in ((4, 0), (16, 2), (8, 5)):
+        kwargs = {"features_extractor_kwargs": {"channels": channels, "blocks": blocks}}
+        policy = PPONetPolicy(space, spaces.Discrete(2142), lambda _: 1e-3, **kwargs)
+        weights = sum(p.numel() for p in policy.parameters())
+        assert 0 < declared_parameters(kwargs) <= weights
 
 
 def test_the_examples_model_declares_no_more_than_its_weights(tiny_zip: Path) -> None:

@@ -29,6 +29,7 @@ import torch
 from stable_baselines3.common.logger import configure
 from torch import nn
 
+from agents.learned.ppo_policy import PPOPolicy
 from train.libraries import ppo
 from train.libraries import sb3_maskable_ppo as example
 
@@ -51,9 +52,10 @@ class SB3ActorCritic(nn.Module):
         return self.sb3.action_net(latent_pi), self.sb3.value_net(latent_vf).squeeze(-1)
 
 
-def collected(vf_coef: float = 0.25) -> Any:
-    """A MaskablePPO model (fp32, tiny CNN) and one rollout it collected against ``random``,
-    Blitz games with dense rewards so that games end and rewards vary within it."""
+def collected(vf_coef: float = 0.25, network: str = "cnn") -> Any:
+    """A MaskablePPO model (fp32, tiny CNN, or the single-file PPO's network) and one
+    rollout it collected against ``random``, Blitz games with dense rewards so that games
+    end and rewards vary within it."""
     env = example.make_vec_env("random", seed=3, rings_to_win=1, envs=ENVS, dense_reward=0.5)
     model = example.build_model(
         env,
@@ -67,6 +69,8 @@ def collected(vf_coef: float = 0.25) -> Any:
         gae_lambda=LAMBDA,
         vf_coef=vf_coef,
         precision="fp32",
+        network=network,
+        blocks=1,
     )
     model.set_logger(configure(None, []))
     _, callback = model._setup_learn(ENVS * STEPS, None)
@@ -121,8 +125,11 @@ def perturb_policy_head(model: Any, scale: float = 0.3) -> None:
     first update's ratios are not 1 (clipping, KL and clip fraction then have work)."""
     generator = torch.Generator().manual_seed(7)
     with torch.no_grad():
-        weight = model.policy.action_net.weight
-        weight.add_(scale * torch.randn(weight.shape, generator=generator))
+        head = getattr(model.policy.action_net, "weight", None)
+        if head is None:  # the PPO's network: its action logits come from its policy planes
+            head = model.policy.features_extractor.net.policy_planes.weight
+            scale *= 30  # planes start at std 0.01, not orthogonal
+        head.add_(scale * torch.randn(head.shape, generator=generator))
 
 
 def test_the_rollouts_layout_is_the_single_file_ppos() -> None:
@@ -152,14 +159,23 @@ def test_gae_and_value_targets_agree() -> None:
     np.testing.assert_allclose(targets, model.rollout_buffer.returns, atol=1e-5)
 
 
+@pytest.mark.parametrize("network", ["cnn", "ppo"])
 def test_the_first_update_gives_the_same_losses_gradients_and_weights(
-    monkeypatch: pytest.MonkeyPatch,
+    network: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = collected()
+    """SB3's small CNN behind an adapter; with ``--network ppo`` SB3's policy is the
+    single-file PPO's own network, which the PPO then updates as it is (no adapter)."""
+    model = collected(network=network)
     perturb_policy_head(model)
     rollout, games = single_file_rollout(model)
     args = args_for(model)
-    adapter = SB3ActorCritic(copy.deepcopy(model.policy))
+    if network == "ppo":
+        adapter: nn.Module = copy.deepcopy(model.policy.features_extractor.net)
+        assert isinstance(adapter, PPOPolicy)
+        sb3_weights: Any = model.policy.features_extractor.net.parameters()
+    else:
+        adapter = SB3ActorCritic(copy.deepcopy(model.policy))
+        sb3_weights = model.policy.parameters()
     advantage, targets = ppo.advantages(cast(Any, adapter), games, rollout, args)
     norms: list[float] = []
     clip = nn.utils.clip_grad_norm_
@@ -184,8 +200,11 @@ def test_the_first_update_gives_the_same_losses_gradients_and_weights(
     assert ours["losses/approx_kl"] == pytest.approx(theirs["train/approx_kl"], rel=1e-4)
     # the value losses: the single-file PPO halves the squared error (CleanRL), SB3 does not
     assert ours["losses/value"] == pytest.approx(0.5 * theirs["train/value_loss"], rel=1e-5)
-    for (name, mine), sb3 in zip(adapter.sb3.named_parameters(), model.policy.parameters()):
-        np.testing.assert_allclose(mine.detach(), sb3.detach(), atol=1e-6, err_msg=name)
+    mine = list(adapter.named_parameters())
+    theirs_weights = list(sb3_weights)
+    assert len(mine) == len(theirs_weights) and len(mine) > 0
+    for (name, ours_w), sb3 in zip(mine, theirs_weights):
+        np.testing.assert_allclose(ours_w.detach(), sb3.detach(), atol=1e-6, err_msg=name)
 
 
 def test_the_entropy_is_over_the_legal_actions_only() -> None:

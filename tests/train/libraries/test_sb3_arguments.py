@@ -81,20 +81,26 @@ def test_the_learning_rate_anneals_over_the_cpu_budget() -> None:
     assert BudgetSchedule(1e-3)(0.5) == pytest.approx(5e-4)  # no budget: SB3's own
 
 
-def test_an_annealed_run_saves_a_model_the_agent_loads(tmp_path: object) -> None:
+@pytest.mark.parametrize("network", ["cnn", "ppo"])
+def test_a_recipe_run_saves_a_model_the_agent_loads(network: str, tmp_path: object) -> None:
+    """The whole recipe, tiny: weights, snapshots, shaping, openings, annealing; with
+    ``--network ppo`` the single-file PPO's network, which the safe loader accepts."""
     from pathlib import Path
 
     from agents import make_agent
+    from yinsh_env import new_game
 
     save = Path(str(tmp_path)) / "m.zip"
-    argv = ["--opponent", "random", "--timesteps", "64", "--anneal-lr", "--cpu-minutes", "1e5"]
-    argv += ["--n-steps", "32", "--envs", "2", "--batch-size", "32", "--n-epochs", "1"]
-    argv += ["--no-tensorboard", "--channels", "4", "--features", "16", "--eval-games", "2"]
-    argv += ["--opening-plies", "4", "--save", str(save)]
+    argv = [*MIX, "--self-play", "--self-share", "0.2", "--snapshot-every", "32"]
+    argv += ["--timesteps", "96", "--anneal-lr", "--cpu-minutes", "1e5", "--network", network]
+    argv += ["--n-steps", "16", "--envs", "2", "--batch-size", "32", "--n-epochs", "1"]
+    argv += ["--no-tensorboard", "--channels", "4", "--features", "16", "--blocks", "1"]
+    argv += ["--eval-games", "2", "--opening-plies", "4", "--dense-reward", "0.5"]
+    argv += ["--threat-reward", "0.05", "--precision", "fp32", "--save", str(save)]
     result = example.main(argv)
     assert result.games == 2 and save.is_file()
     agent = make_agent(f"sb3:path={save}")
-    from yinsh_env import new_game
-
     state = new_game()
     assert agent.act(state) in state.legal_actions()
+    expected = "PPONetPolicy" if network == "ppo" else "PlanesPolicy"
+    assert type(agent.model.policy).__name__ == expected
