@@ -439,8 +439,11 @@ def main(argv: Sequence[str] | None = None) -> Evaluation:
     finally:
         progress.close()
     elapsed = time.perf_counter() - start
-    steps = model.num_timesteps
-    print(f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s)")
+    steps, cpu = model.num_timesteps, time.process_time()  # the budget's clock
+    print(
+        f"trained {steps} steps in {elapsed:.1f}s ({steps / elapsed:.0f}/s; process CPU "
+        f"{cpu / 60:.1f} min, {steps / max(cpu, 1e-9):.0f} steps per CPU-second)"
+    )
     print(profile.summary(steps))
     if args.save is not None:
         save_model(model, args.save, args.rings_to_win)
