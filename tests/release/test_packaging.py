@@ -24,7 +24,7 @@ PROJECT_PACKAGES = {"yinsh_env", "agents", "train", "benchmarks"}
 
 def test_every_shipped_config_resolves_by_name_and_loads() -> None:
     names = config_names()
-    recipes = {"ppo", "sb3", "rllib"}  # the RL libraries' recipes: tests/train/libraries
+    recipes = {"ppo", "sb3", "rllib", "torchrl"}  # the RL libraries' recipes: tests/train/libraries
     assert names == sorted(p.stem for p in CONFIGS.glob("*.yaml") if p.stem not in recipes)
     for name in names:
         assert resolve_config(name) == CONFIGS / f"{name}.yaml"

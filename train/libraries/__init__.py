@@ -2,6 +2,7 @@
 
 * :mod:`train.libraries.sb3_maskable_ppo`: sb3-contrib's MaskablePPO against baselines,
   a league or itself (``--save MODEL.zip``);
+* :mod:`train.libraries.sb3_arguments`: its command line, each option checked as read;
 * :mod:`train.libraries.sb3_selfplay`: its opponents: frozen snapshots, pools,
   curricula, and the callbacks that keep them;
 * :mod:`train.libraries.sb3_callbacks`: its time budgets and progress callbacks;
@@ -15,7 +16,8 @@
 * :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;
 * :mod:`train.libraries.dataclass_args`: its command line, made from its dataclass;
 * :mod:`train.libraries.recipe`: ``--recipe FILE``, each script's settings from a YAML
-  file in ``configs/`` (``ppo.yaml``, ``sb3.yaml``, ``rllib.yaml``);
+  file in ``configs/`` (``ppo.yaml``, ``torchrl.yaml``, ``sb3.yaml``, ``rllib.yaml``),
+  or a shipped one by name (``--recipe sb3``);
 * :mod:`train.libraries.torchrl_ppo`: the same recipe from TorchRL's parts (its
   ``GymWrapper``, ``MaskedCategorical``, ``ClipPPOLoss``, ``GAE`` and collector;
   ``--save POLICY.pt``, played as ``torchrl:path=POLICY.pt``);
