@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from train.config import Config, ConfigError, load_config
-from train.libraries.recipe import recipe_for
+from train.libraries.recipe import RECIPE_DIRS, recipe_for
 
-_PACKAGE = Path(__file__).resolve().parent
-#: Where named configs are looked up: installed package first, then a checkout.
-CONFIG_DIRS = (_PACKAGE / "configs", _PACKAGE.parent / "configs")
+#: Where named configs are looked up: installed package first, then a checkout (the
+#: folders that hold the shipped recipes too).
+CONFIG_DIRS = RECIPE_DIRS
 
 
 def config_names() -> list[str]:

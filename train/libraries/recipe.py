@@ -49,7 +49,7 @@ RECIPE_KEY = "recipe"
 MAX_BYTES = 64 * 1024
 _TRAIN = Path(__file__).resolve().parents[1]
 #: Where shipped recipes are: the installed package's copy first, then a checkout's
-#: ``configs/`` (the same folders as :data:`train.config_files.CONFIG_DIRS`).
+#: ``configs/`` (where :mod:`train.config_files` looks up named configs too).
 RECIPE_DIRS = (_TRAIN / "configs", _TRAIN.parent / "configs")
 
 
