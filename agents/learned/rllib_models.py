@@ -48,18 +48,38 @@ def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(keep, logits, torch.finfo(logits.dtype).min)
 
 
-class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
-    """Policy and value for PPO: a conv trunk over the planes, logits masked by the mask.
+#: The module's networks: ``model_config["network"]``.
+NETWORKS = ("cnn", "ppo")
 
-    ``model_config``: ``channels`` (conv filters, default 16), ``hidden``
-    (units of the shared layer, default 128).  A 1x1 convolution squeezes the
-    trunk to 8 channels before the dense layer, which keeps the module small
-    (about 0.4 million weights) and fast on a CPU.
+
+class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
+    """Policy and value for PPO: a network over the planes, logits masked by the mask.
+
+    ``model_config``: ``network`` (:data:`NETWORKS`), ``channels`` (conv filters,
+    default 16), ``hidden`` and ``blocks``.
+
+    * ``"cnn"`` (the default): a conv trunk, then ``hidden`` units (default 128)
+      shared by dense heads.  A 1x1 convolution squeezes the trunk to 8 channels
+      before the dense layer, which keeps the module small (about 0.4 million
+      weights) and fast on a CPU.
+    * ``"ppo"``: the single-file PPO's network,
+      :class:`~agents.learned.ppo_policy.PPOPolicy` with ``blocks`` residual blocks
+      (default 2): fully convolutional logits, so each action is read at its board
+      points.  Its "embeddings", passed from the training pass to
+      :meth:`compute_values`, are the values themselves.
     """
 
     def setup(self) -> None:
         settings = model_settings(self.model_config)
         channels = int(settings.get("channels", 16))
+        self.network = str(settings.get("network", "cnn"))
+        if self.network not in NETWORKS:
+            raise ValueError(f"unknown network {self.network!r}; expected one of {NETWORKS}")
+        if self.network == "ppo":
+            from agents.learned.ppo_policy import PPOPolicy
+
+            self.net = PPOPolicy(channels, int(settings.get("blocks", 2)))
+            return
         hidden = int(settings.get("hidden", 128))
         self.trunk = conv_trunk(channels, hidden)
         self.policy_head = nn.Linear(hidden, N_ACTIONS)
@@ -69,12 +89,17 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     def _embed(self, batch: dict[str, Any]) -> torch.Tensor:
         planes = batch[Columns.OBS]["observation"].float()
+        if self.network == "ppo":
+            return self.net(planes)[1]
         return self.trunk(planes.permute(0, 3, 1, 2))  # channel-last planes -> NCHW
 
     def _outputs(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        mask = batch[Columns.OBS]["action_mask"]
+        if self.network == "ppo":
+            raw, values = self.net(batch[Columns.OBS]["observation"].float())
+            return values, mask_logits(raw, mask)
         embeddings = self._embed(batch)
-        logits = mask_logits(self.policy_head(embeddings), batch[Columns.OBS]["action_mask"])
-        return embeddings, logits
+        return embeddings, mask_logits(self.policy_head(embeddings), mask)
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         _, logits = self._outputs(batch)
@@ -87,6 +112,8 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         if embeddings is None:
             embeddings = self._embed(batch)
+        if self.network == "ppo":
+            return embeddings  # the values (see the class docstring)
         return self.value_head(embeddings).squeeze(-1)
 
     def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:

@@ -64,23 +64,19 @@ import numpy as np
 import torch
 
 from agents import Agent, make_agent
-from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
 from agents.infra.ray_address import ray_address
 from agents.learned.library_agent import save_variant
 from agents.learned.rllib_models import LEARNER, MaskedPolicyModule, model_settings
-from agents.params import MAX_THREADS
 from train.libraries.match_results import Evaluation
 from train.libraries.progress import (
     RunProgress,
-    add_tensorboard_arguments,
-    check_tensorboard_arguments,
     tensorboard_dir,
 )
-from train.libraries.recipe import add_recipe_option, parse_with_recipe
+from train.libraries.rllib_arguments import build_parser, parse_args
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
-from yinsh_env.envs.env_base import AGENTS, ARENA_OPENING_PLIES, MAX_OPENING_PLIES
+from yinsh_env.envs.env_base import AGENTS
 
 try:
     from ray.rllib.core.columns import Columns
@@ -102,6 +98,9 @@ def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
         make_aec_env(
             rings_to_win=int(env_config.get("rings_to_win", 3)),
             opening_plies=int(env_config.get("opening_plies", 0)),
+            dense_reward=float(env_config.get("dense_reward", 0.0)),
+            threat_reward=float(env_config.get("threat_reward", 0.0)),
+            gamma=float(env_config.get("gamma", 0.99)),
         )
     )
 
@@ -171,12 +170,24 @@ def build_config(
     league_share: float = 0.25,
     gamma: float = 1.0,
     opening_plies: int = 0,
+    network: str = "cnn",
+    blocks: int = 2,
+    ppo: dict[str, float] | None = None,
+    shaping: tuple[float, float] = (0.0, 0.0),
+    league_weights: Sequence[float] | None = None,
 ) -> Any:
     """The PPO config: masked module(s), self-play or a baseline opponent.
 
     ``gamma``: the discount (1.0 by default: one reward, at the end of a bounded game).
     ``opening_plies``: each game opens with that many random ring placements, as the
     arena's do (:data:`~yinsh_env.envs.env_base.ARENA_OPENING_PLIES`).
+
+    ``network``, ``channels``, ``hidden``, ``blocks``: the module's
+    (:class:`~agents.learned.rllib_models.MaskedPolicyModule`).  ``ppo``: more of PPO's
+    settings, by their names here: ``clip``, ``vf_coef``, ``grad_clip`` (0: none) and
+    ``kl_coeff`` (0: no KL penalty); RLlib's defaults otherwise.  ``shaping``: the
+    environment's ``(dense_reward, threat_reward)``, both seats shaped, discounted by
+    ``gamma``.
 
     ``snapshots`` (self-play only) adds that many untrained slots of the
     learner's class for :class:`~train.libraries.rllib_league.SnapshotLeague`; until
@@ -190,7 +201,7 @@ def build_config(
     from ray.tune.registry import register_env
 
     register_env(ENV_NAME, make_env)
-    model_config = {"channels": channels, "hidden": hidden}
+    model_config = {"network": network, "channels": channels, "hidden": hidden, "blocks": blocks}
     specs = {LEARNER: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)}
     if (snapshots or league_opponents) and opponent != "self":
         raise ValueError(f"a league is for self-play, not against {opponent!r}")
@@ -203,7 +214,9 @@ def build_config(
             module_class=BaselineModule, model_config={"spec": spec, "seed": seed + 1 + i}
         )
     if opponent == "self":
-        mapping = league_mapping(LEARNER, [], 1.0, fixed=fixed, fixed_share=league_share)
+        mapping = league_mapping(
+            LEARNER, [], 1.0, fixed=fixed, fixed_share=league_share, fixed_weights=league_weights
+        )
     else:
         make_agent(opponent)  # a bad spec fails here, before Ray starts anything
         specs[BASELINE] = RLModuleSpec(
@@ -220,7 +233,13 @@ def build_config(
         # passes PettingZoo's own API test instead (tests/yinsh_env/envs/test_aec_env.py).
         .environment(
             ENV_NAME,
-            env_config={"rings_to_win": rings_to_win, "opening_plies": opening_plies},
+            env_config={
+                "rings_to_win": rings_to_win,
+                "opening_plies": opening_plies,
+                "dense_reward": shaping[0],
+                "threat_reward": shaping[1],
+                "gamma": gamma,
+            },
             disable_env_checking=True,
         )
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs)
@@ -235,9 +254,27 @@ def build_config(
             gamma=gamma,
             lambda_=0.95,
             entropy_coeff=entropy,
+            **ppo_settings(ppo or {}),
         )
         .debugging(seed=seed, log_sys_usage=False)  # needs GPUtil, and warns without it
     )
+
+
+def ppo_settings(ppo: dict[str, float]) -> dict[str, Any]:
+    """RLlib's ``training()`` arguments for the settings ``build_config`` names ``ppo``."""
+    known = {"clip", "vf_coef", "grad_clip", "kl_coeff"}
+    if set(ppo) - known:
+        raise ValueError(f"unknown PPO settings {sorted(set(ppo) - known)}; known: {sorted(known)}")
+    settings: dict[str, Any] = {}
+    if "clip" in ppo:
+        settings["clip_param"] = ppo["clip"]
+    if "vf_coef" in ppo:
+        settings["vf_loss_coeff"] = ppo["vf_coef"]
+    if ppo.get("grad_clip"):
+        settings.update(grad_clip=ppo["grad_clip"], grad_clip_by="global_norm")
+    if "kl_coeff" in ppo:
+        settings.update(use_kl_loss=ppo["kl_coeff"] > 0, kl_coeff=ppo["kl_coeff"])
+    return settings
 
 
 def evaluate(
@@ -274,153 +311,6 @@ def evaluate(
                 action = baseline.act_observation(observation)
             env.step(action)
     return evaluation
-
-
-def _opponent(text: str) -> str:
-    """An argparse type: ``self`` or an agent spec."""
-    return text if text == "self" else agent_spec(text)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The example's command line: the run and its Ray, then self-play's league."""
-    parser = argparse.ArgumentParser(
-        prog="python -m train.libraries.rllib_example", description=__doc__.splitlines()[0]
-    )
-    add_run_arguments(parser)
-    add_league_arguments(parser)
-    add_recipe_option(parser)
-    return parser
-
-
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """The opponent, PPO's and the network's settings, budgets, Ray, checks and output."""
-    count = int_in(1, 1_000_000_000)
-    parser.add_argument("--iterations", type=count, default=10, help="PPO training iterations")
-    parser.add_argument(
-        "--opponent",
-        type=_opponent,
-        default="self",
-        help="'self' (shared-policy self-play) or an agent spec",
-    )
-    parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
-    parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    parser.add_argument("--batch-size", type=count, default=2000, help="env steps per iteration")
-    parser.add_argument("--minibatch-size", type=count, default=256)
-    parser.add_argument(
-        "--epochs", type=int_in(1, 10_000), default=4, help="passes over each batch"
-    )
-    parser.add_argument("--lr", type=number_in(0, 10, above=True), default=5e-4)
-    parser.add_argument(
-        "--channels", type=int_in(1, 4096), default=16, help="conv filters of the trunk"
-    )
-    parser.add_argument(
-        "--hidden", type=int_in(1, 65536), default=128, help="units of the shared layer"
-    )
-    parser.add_argument("--entropy", type=number_in(0, 10), default=0.01, help="entropy bonus")
-    parser.add_argument("--gamma", type=number_in(0, 1, above=True), default=1.0, help="discount")
-    parser.add_argument(
-        "--opening-plies",
-        type=int_in(0, MAX_OPENING_PLIES),
-        default=0,
-        help=f"random ring placements opening each game (the arena's: {ARENA_OPENING_PLIES})",
-    )
-    parser.add_argument(
-        "--envs",
-        type=int_in(1, 1024),
-        default=8,
-        help="environments per env runner, stepped together",
-    )
-    parser.add_argument(
-        "--minutes",
-        type=number_in(0, 1e6),
-        default=0.0,
-        help="stop after the iteration that passes this",
-    )
-    parser.add_argument(
-        "--cpu-minutes",
-        type=number_in(0, 1e6),
-        default=0.0,
-        help="stop after the iteration that passes this much CPU time of this process "
-        "(where sampling and learning run with --env-runners 0)",
-    )
-    parser.add_argument(
-        "--env-runners",
-        type=int_in(0, 1024),
-        default=0,
-        help="Ray actors sampling games (0: in the driver)",
-    )
-    parser.add_argument(
-        "--address", default=None, help="Ray cluster (auto, ray://head:10001); default: local"
-    )
-    parser.add_argument("--cpus", type=int_in(1, 65536), default=None, help="CPUs of a local Ray")
-    parser.add_argument("--eval-games", type=int_in(0, 1_000_000), default=10)
-    parser.add_argument("--eval-opponent", type=agent_spec, default="random", help="agent spec")
-    parser.add_argument(
-        "--save",
-        type=output_dir,
-        default=None,
-        help="directory for the learner's module (spec rllib:path=DIR)",
-    )
-    parser.add_argument("--verbose", action="store_true", help="keep Ray's and RLlib's own logs")
-    add_tensorboard_arguments(parser, "rllib")
-
-
-def add_league_arguments(parser: argparse.ArgumentParser) -> None:
-    """Self-play's snapshots and fixed opponents; checks during the run; threads."""
-    count = int_in(1, 1_000_000_000)
-    parser.add_argument(
-        "--snapshots",
-        type=int_in(0, 1000),
-        default=0,
-        help="frozen copies of the learner as opponents (self-play only; 0: none)",
-    )
-    parser.add_argument(
-        "--snapshot-every", type=count, default=10, help="iterations between snapshots"
-    )
-    parser.add_argument(
-        "--self-share",
-        type=number_in(0, 1),
-        default=0.5,
-        help="episodes of learner against learner once there are snapshots",
-    )
-    parser.add_argument(
-        "--league-opponents",
-        type=agent_spec,
-        nargs="+",
-        default=[],
-        help="agent specs that join the self-play league as fixed opponents",
-    )
-    parser.add_argument(
-        "--league-share",
-        type=number_in(0, 1),
-        default=0.25,
-        help="episodes against the --league-opponents",
-    )
-    parser.add_argument(
-        "--eval-every",
-        type=int_in(0, 1_000_000),
-        default=0,
-        help="iterations between 10-game checks against --eval-opponent (0: none)",
-    )
-    parser.add_argument(
-        "--threads",
-        type=int_in(1, MAX_THREADS),
-        default=1,
-        help="torch CPU threads (sampling and learning)",
-    )
-
-
-def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """The arguments, checked together; torch's threads set; every agent spec built once."""
-    args = parse_with_recipe(parser, argv, "train.libraries.rllib_example")
-    check_tensorboard_arguments(parser, args)
-    if (args.snapshots or args.league_opponents) and args.opponent != "self":
-        parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
-    # Small batches gain nothing from more threads, and idle threads spinning
-    # on a busy CPU slow every convolution down many times.
-    torch.set_num_threads(args.threads)
-    build_agents(parser, {args.opponent, args.eval_opponent, *args.league_opponents} - {"self"})
-    return args
 
 
 def start_ray(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool:
@@ -465,6 +355,16 @@ def config_of(args: argparse.Namespace) -> Any:
         league_share=args.league_share,
         gamma=args.gamma,
         opening_plies=args.opening_plies,
+        network=args.network,
+        blocks=args.blocks,
+        ppo={
+            "clip": args.clip,
+            "vf_coef": args.vf_coef,
+            "grad_clip": args.grad_clip,
+            "kl_coeff": args.kl_coeff,
+        },
+        shaping=(args.dense_reward, args.threat_reward),
+        league_weights=args.league_weights,
     )
 
 
@@ -479,6 +379,7 @@ def league_of(args: argparse.Namespace) -> SnapshotLeague | None:
         args.self_share,
         fixed=fixed_ids(len(args.league_opponents)),
         fixed_share=args.league_share,
+        fixed_weights=args.league_weights,
     )
 
 

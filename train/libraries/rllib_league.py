@@ -8,7 +8,8 @@ picks, its members the modules' ids: the snapshots a pool with the ``"recent"``
 strategy).
 A small league can add fixed opponents (``--league-opponents random``): modules
 that play an agent spec (:class:`~train.libraries.rllib_example.BaselineModule`), met in
-``fixed_share`` of the episodes from the first iteration on, each equally often.
+``fixed_share`` of the episodes from the first iteration on, each equally often (or
+by ``fixed_weights``).
 
 The snapshots are ``L`` extra modules of the same class, never trained
 (``policies_to_train`` names the learner only); a snapshot is the learner's
@@ -53,6 +54,7 @@ def league_mapping(
     recency: float = 0.8,
     fixed: Sequence[str] = (),
     fixed_share: float = 0.0,
+    fixed_weights: Sequence[float] | None = None,
 ) -> Callable[..., str]:
     """An agent-to-module mapping: each episode's opponent picked by
     :func:`~yinsh_env.envs.matchmaking.label_league` (``fixed_share`` of the episodes one
@@ -62,7 +64,9 @@ def league_mapping(
 
     ``snapshots`` lists the filled slots, oldest first; none: self-play instead.
     """
-    league = label_league(learner, snapshots, self_share, recency, fixed, fixed_share)
+    league = label_league(
+        learner, snapshots, self_share, recency, fixed, fixed_share, fixed_weights
+    )
 
     def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
         rng = np.random.default_rng(zlib.crc32(str(episode.id_).encode()))
@@ -87,6 +91,7 @@ class SnapshotLeague:
         self_share: float = 0.5,
         fixed: Sequence[str] = (),
         fixed_share: float = 0.0,
+        fixed_weights: Sequence[float] | None = None,
     ) -> None:
         if slots < 0 or every < 1:
             raise ValueError(f"slots must be at least 0 and every at least 1, not {slots}, {every}")
@@ -96,6 +101,7 @@ class SnapshotLeague:
         self.self_share = self_share
         self.fixed = list(fixed)
         self.fixed_share = fixed_share
+        self.fixed_weights = fixed_weights
         #: ``(iteration, slot)`` of every snapshot, for the run's output.
         self.history: list[tuple[int, str]] = []
 
@@ -111,6 +117,7 @@ class SnapshotLeague:
             self.self_share,
             fixed=self.fixed,
             fixed_share=self.fixed_share,
+            fixed_weights=self.fixed_weights,
         )
 
     def snapshot(self, algo: Any, iteration: int) -> str:

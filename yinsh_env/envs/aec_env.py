@@ -81,9 +81,12 @@ from yinsh_env.envs.env_base import (
     check_options,
     check_render_mode,
     check_seed,
+    check_shaping,
+    check_weight,
     make_observation_space,
     play_opening,
     render_game,
+    shaping_potential,
     start_state,
 )
 from yinsh_env.envs.observation import encode
@@ -246,6 +249,11 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
             until this many rings are on the board, drawn from ``reset``'s
             seed, as the arena opens its games (``ARENA_OPENING_PLIES`` of
             :mod:`~yinsh_env.envs.env_base`); 0, the default, is the empty board.
+        dense_reward, threat_reward, gamma: potential-based shaping from rings
+            removed and rows threatened, for both seats, each agent's at its own
+            decision points (:func:`~yinsh_env.envs.env_base.shaping_potential`);
+            zero-sum, and over a finished game with ``gamma=1`` it sums to zero.
+            Off by default (weights 0).
 
     ``reset(options=...)`` understands ``{"state": State or position text,
     "actions": [...]}`` to start from a given position (other keys are
@@ -282,10 +290,15 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         legal_moves_in_info: bool = False,
         render_size: int = 480,
         opening_plies: int = 0,
+        dense_reward: float = 0.0,
+        threat_reward: float = 0.0,
+        gamma: float = 0.99,
     ) -> None:
         super().__init__()
         check_render_mode(render_mode)
         self.opening_plies = check_opening_plies(opening_plies)
+        self.dense_reward, self.gamma = check_shaping(dense_reward, gamma)
+        self.threat_reward = check_weight("threat_reward", threat_reward)
         self.render_mode = render_mode
         self.rings_to_win = rings_to_win
         self.legal_moves_in_info = check_flag("legal_moves_in_info", legal_moves_in_info)
@@ -340,6 +353,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self.agents = list(AGENTS)
         self.rewards = {agent: 0.0 for agent in AGENTS}
         self._cumulative_rewards = {agent: 0.0 for agent in AGENTS}
+        self._phi = {agent: self._potential(i) for i, agent in enumerate(AGENTS)}
         self.terminations = {agent: False for agent in AGENTS}
         self.truncations = {agent: False for agent in AGENTS}
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
@@ -381,14 +395,32 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):
         self._cumulative_rewards[agent] = 0.0
         if game.is_terminal:
             white, black = game.returns()
-            self.rewards = {AGENTS[0]: white, AGENTS[1]: black}
+            self.rewards = {
+                AGENTS[0]: white - self._phi[AGENTS[0]],
+                AGENTS[1]: black - self._phi[AGENTS[1]],
+            }
             self.terminations = {a: True for a in self.agents}
             self._accumulate_rewards()
+        elif self.dense_reward or self.threat_reward:
+            self._shape(AGENTS[game.to_act])
         self.agent_selection = AGENTS[game.to_act]
         if self.legal_moves_in_info:
             self._update_infos()
         if self.render_mode == "human":
             self.render()
+
+    def _potential(self, player: int) -> float:
+        if not (self.dense_reward or self.threat_reward):
+            return 0.0
+        return shaping_potential(self._game, player, self.dense_reward, self.threat_reward)
+
+    def _shape(self, agent: str) -> None:
+        """Credit ``agent``, now to decide, with ``gamma * phi(now) - phi(its last decision)``."""
+        phi = self._potential(AGENT_INDEX[agent])
+        self.rewards = {a: 0.0 for a in AGENTS}
+        self.rewards[agent] = self.gamma * phi - self._phi[agent]
+        self._phi[agent] = phi
+        self._accumulate_rewards()
 
     def end_on_illegal_action(self, agent: str, reward: float) -> None:
         """End the game as PettingZoo's ``TerminateIllegalWrapper`` does.

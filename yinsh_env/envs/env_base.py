@@ -19,6 +19,9 @@ zero.  Never the default: ``weight = 0`` turns it off.  The vector environment
 takes ``dense_reward=`` and ``gamma=``; ``Yinsh-v0`` takes them through
 :class:`~yinsh_env.envs.gym_env.ShapedReward`.  ``threat_reward=`` adds a
 second potential, rows threatened (:func:`threat_potential`), the same way.
+The PettingZoo environment takes all three for both seats at once, each
+agent's potential taken at its own decision points (:func:`shaping_potential`):
+the shaping is zero-sum, so self-play stays a zero-sum game.
 
 Openings: the arena opens every game with :data:`ARENA_OPENING_PLIES` uniformly
 random ring placements (:func:`play_opening`); every environment takes
@@ -53,7 +56,7 @@ from yinsh_env.engine.errors import PositionError, bounded_repr
 from yinsh_env.engine.geometry import POINTS, SEGMENTS
 from yinsh_env.engine.state import State
 from yinsh_env.engine.vocabulary import Phase
-from yinsh_env.envs.observation import GRID, OBS_SHAPE
+from yinsh_env.envs.observation import GRID, OBS_SHAPE, encode
 from yinsh_env.render import ansi_board, rgb_board, svg_board
 
 #: Agent names, indexed by engine player (Player.WHITE = 0, Player.BLACK = 1).
@@ -279,6 +282,18 @@ def ring_potential(
 ) -> np.ndarray:
     """``phi``: ``weight * (own - opp) / rings_to_win`` (arrays of rings removed)."""
     return np.asarray(weight * (own - opp) / rings_to_win, dtype=np.float64)
+
+
+def shaping_potential(game: State, player: int, weight: float, threat: float) -> float:
+    """``phi`` of ``game`` from ``player``'s side: rings removed (``weight``) plus rows
+    threatened (``threat``); 0 once the game is over."""
+    if game.is_terminal:
+        return 0.0
+    removed = np.array(game.removed)
+    phi = float(ring_potential(removed[player], removed[1 - player], game.rings_to_win, weight))
+    if threat:
+        phi += float(threat_potential(encode(game, player)[None], threat)[0])
+    return phi
 
 
 #: (segments, 5) flat cells ``(number - 1) * 11 + column`` of every five-point segment.

@@ -79,11 +79,9 @@ from yinsh_env.envs.env_base import (
     make_observation_space,
     parse_learner,
     render_game,
-    ring_potential,
-    threat_potential,
+    shaping_potential,
 )
 from yinsh_env.envs.matchmaking import Entry, is_sampler
-from yinsh_env.envs.observation import encode
 from yinsh_env.render.layout import check_picture_size
 
 GYM_ID: Final = "Yinsh-v0"
@@ -385,15 +383,8 @@ class ShapedReward(gymnasium.Wrapper[Any, Any, Any, Any]):
 
     def _potential(self) -> float:
         base = self.env.unwrapped
-        game = base.game  # type: ignore[attr-defined]
-        if game.is_terminal:
-            return 0.0
         me = 0 if base.learner == "player_0" else 1  # type: ignore[attr-defined]
-        removed = np.array(game.removed)
-        phi = float(ring_potential(removed[me], removed[1 - me], game.rings_to_win, self.weight))
-        if self.threat_reward:
-            phi += float(threat_potential(encode(game, me)[None], self.threat_reward)[0])
-        return phi
+        return shaping_potential(base.game, me, self.weight, self.threat_reward)  # type: ignore[attr-defined]
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)

@@ -455,10 +455,12 @@ def label_league(
     recency: float = 0.8,
     fixed: Sequence[str] = (),
     fixed_share: float = 0.0,
+    fixed_weights: Sequence[float] | None = None,
 ) -> League:
     """The learner's opponent as a label (an RLlib module id): ``fixed_share`` of the games
-    one of ``fixed``, each as often; of the others, ``self_share`` the ``learner`` itself
-    and the rest one of ``snapshots`` (the filled slots, oldest first) by recency.
+    one of ``fixed``, each as often (or in proportion to ``fixed_weights``); of the others,
+    ``self_share`` the ``learner`` itself and the rest one of ``snapshots`` (the filled
+    slots, oldest first) by recency.
 
     No ``fixed``: no games against them; no ``snapshots``: the learner itself instead.
     Each member's ``name`` and ``opponent`` are its label.
@@ -468,16 +470,21 @@ def label_league(
             raise ValueError(f"{name} must be in [0, 1], not {share!r}")
     outside = fixed_share if fixed else 0.0
     among = self_share if snapshots else 1.0
+    if fixed_weights is not None and len(fixed_weights) != len(fixed):
+        raise ValueError(f"{len(fixed_weights)} fixed_weights for {len(fixed)} fixed opponents")
+    weights = dict(zip(fixed, fixed_weights)) if fixed_weights is not None else {}
     members: list[tuple[float, OpponentSampler]] = []
     for share, labels, strategy in (
-        (outside, fixed, "uniform"),
+        (outside, fixed, "weighted" if weights else "uniform"),
         ((1.0 - outside) * among, [learner], "uniform"),
         ((1.0 - outside) * (1.0 - among), snapshots, "recent"),
     ):
         if labels:
             pool = OpponentPool(strategy, max_snapshots=max(len(labels), 1), recency=recency)
             for label in labels:
-                pool.add(label, label, snapshot=strategy == "recent")
+                pool.add(
+                    label, label, snapshot=strategy == "recent", weight=weights.get(label, 1.0)
+                )
             members.append((share, pool))
     return League(members)
 

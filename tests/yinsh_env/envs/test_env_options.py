@@ -192,6 +192,73 @@ def test_a_bad_threat_reward_is_refused_by_name() -> None:
         YinshVectorEnv(2, self_play=True, threat_reward=0.1)
 
 
+def aec_learner_rewards(actions: np.random.Generator, **options: Any) -> list[float]:
+    """White's rewards at each of its decisions and at the end, Black playing ``lowest``."""
+    aec = env(**options)
+    aec.reset(seed=0)
+    seen: list[float] = []
+    for agent in aec.agent_iter():
+        observation, reward, over, _, _ = aec.last()
+        if agent == "player_0":
+            seen.append(float(reward))
+        if over:
+            aec.step(None)
+        elif agent == "player_0":
+            aec.step(int(actions.choice(np.flatnonzero(observation["action_mask"]))))
+        else:
+            aec.step(lowest(observation))
+    return seen
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_pettingzoo_env_shapes_each_seat_as_yinsh_v0_shapes_its_learner(seed: int) -> None:
+    weight, threat, gamma = 0.5, 0.05, 0.9
+    seen = aec_learner_rewards(
+        np.random.default_rng(seed),
+        rings_to_win=1,
+        dense_reward=weight,
+        threat_reward=threat,
+        gamma=gamma,
+    )
+    gym_env = ShapedReward(YinshGymEnv(opponent=lowest, rings_to_win=1), weight, gamma, threat)
+    observation, _ = gym_env.reset(options={"learner": 0})
+    actions, expected, over = np.random.default_rng(seed), [0.0], False
+    while not over:
+        action = int(actions.choice(np.flatnonzero(observation["action_mask"])))
+        observation, reward, over, _, _ = gym_env.step(action)
+        expected.append(float(reward))
+    assert seen == pytest.approx(expected, abs=1e-12)
+    assert sum(r != 0 for r in seen[:-1]) > 0  # shaped before the end, not only the result
+
+
+def test_the_pettingzoo_envs_shaping_is_zero_sum_and_cancels_over_a_game() -> None:
+    aec = env(rings_to_win=1, dense_reward=0.5, threat_reward=0.05, gamma=1.0, opening_plies=4)
+    aec.reset(seed=3)
+    rng = np.random.default_rng(3)
+    totals = {"player_0": 0.0, "player_1": 0.0}
+    shaped = 0
+    for agent in aec.agent_iter():
+        observation, reward, over, _, _ = aec.last()
+        totals[agent] += reward
+        shaped += reward != 0 and not over
+        aec.step(None if over else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    white, black = aec.unwrapped.game.returns()  # type: ignore[attr-defined]
+    assert totals == pytest.approx({"player_0": white, "player_1": black}, abs=1e-12)
+    assert shaped > 0
+    plain = env()
+    plain.reset(seed=3)
+    assert plain.unwrapped.dense_reward == plain.unwrapped.threat_reward == 0.0  # type: ignore[attr-defined]
+
+
+def test_the_pettingzoo_env_refuses_bad_shaping_by_name() -> None:
+    with pytest.raises(ValueError, match="threat_reward must be a number"):
+        raw_env(threat_reward=-1)
+    with pytest.raises(ValueError, match="dense_reward must be a number"):
+        raw_env(dense_reward=float("nan"))
+    with pytest.raises(ValueError, match="gamma must be in"):
+        raw_env(dense_reward=0.5, gamma=0.0)
+
+
 # --- the finished game's info ---------------------------------------------------------------
 
 
