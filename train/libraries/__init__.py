@@ -10,6 +10,8 @@
 * :mod:`train.libraries.snapshot_batch`: its snapshots deciding together, one grouped pass;
 * :mod:`train.libraries.rllib_example`: RLlib's PPO on the multi-agent environment
   (``--save DIR``);
+* :mod:`train.libraries.rllib_arguments`: its command line (PPO's settings, the network,
+  shaping, the league), read without Ray;
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
 * :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
 * :mod:`train.libraries.ppo_games`: its games' openings, opponents, results, checks;
