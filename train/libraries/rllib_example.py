@@ -26,8 +26,9 @@ The adapter, step by step:
   int8 legal-action mask over the 2142 actions.  RLlib keeps the dict
   structure through its connectors, so the module receives both as tensors.
 * **Masking.**  :class:`MaskedPolicyModule` reads the planes with a small
-  convolutional trunk, and before returning the action-distribution inputs
-  sets the logits of illegal actions to the lowest float: sampling and the
+  convolutional trunk (or, ``--network ppo``, the single-file PPO's network), and
+  before returning the action-distribution inputs sets the logits of illegal
+  actions to the lowest float: sampling and the
   greedy choice only ever pick legal actions, and PPO's log-probabilities and
   entropy are those of the distribution over legal actions.  Rows without a
   legal action (the final observations, which choose nothing) keep their
@@ -40,9 +41,11 @@ The adapter, step by step:
   random`` adds fixed agents met in ``--league-share`` of the episodes.  Self-play's mean
   return is 0 by symmetry, so ``--eval-every K`` prints the policy's score
   against ``--eval-opponent`` every ``K`` iterations: the run's progress.
-  With ``--opponent SPEC`` the learner instead plays a fixed baseline agent
-  (:class:`BaselineModule` wraps any agent spec: ``random``, ``greedy``,
-  ``alphabeta:depth=1``), on alternating sides, and only the learner trains.
+  ``--dense-reward`` and ``--threat-reward`` shape both seats' rewards (the
+  PettingZoo environment's options; zero-sum).  With ``--opponent SPEC`` the
+  learner instead plays a fixed baseline agent (:class:`BaselineModule` wraps any
+  agent spec: ``random``, ``greedy``, ``alphabeta:depth=1``), on alternating
+  sides, and only the learner trains.
 
 After training, the policy plays ``--eval-games`` greedy games against
 ``--eval-opponent`` on the plain PettingZoo environment, every move checked
