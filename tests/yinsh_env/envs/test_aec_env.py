@@ -79,6 +79,14 @@ def test_pettingzoo_seed_test(factory: type) -> None:
     seed_test(factory, num_cycles=100)
 
 
+def test_pettingzoo_api_and_seed_tests_pass_with_shaping() -> None:
+    def shaped() -> object:
+        return env(dense_reward=0.5, threat_reward=0.05, opening_plies=4)
+
+    api_test(shaped(), num_cycles=300)
+    seed_test(shaped, num_cycles=100)
+
+
 def test_pettingzoo_render_test() -> None:
     render_test(
         env,
