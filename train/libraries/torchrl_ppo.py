@@ -40,6 +40,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -78,7 +79,9 @@ import yinsh_env.envs.gym_env  # noqa: F401 (registers Yinsh-v0)
 class Args(ppo.Args):
     """The single-file PPO's hyper-parameters; only the saved policy's default differs."""
 
-    save: Path = option(Path("runs/torchrl/policy.pt"), output_file((".pt",)), "the policy")
+    save: Path = option(
+        Path("runs/torchrl/policy.pt"), output_file((".pt",), parents=True), "the policy"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
@@ -133,18 +136,52 @@ def make_env(args: Args, pool: OpponentPool) -> EnvBase:
 # --- the policy: the project's network in TensorDict modules ------------------------------
 
 
-class Head(nn.Module):
-    """One of :class:`PPOPolicy`'s outputs (0: logits, 1: value) for planes with any
-    leading dimensions (a collector's ``(games,)``, GAE's ``(games, steps)``)."""
+class SharedPass(nn.Module):
+    """:class:`PPOPolicy`'s one pass, both outputs, for planes with any leading
+    dimensions (a collector's ``(games,)``, GAE's ``(games, steps)``).
 
-    def __init__(self, net: PPOPolicy, output: int) -> None:
+    ``ClipPPOLoss`` runs the actor, then the critic, on the same observations: two
+    heads each reading the network afresh would run it twice a minibatch (a third
+    more CPU a step).  The critic takes the value from the actor's pass instead, its
+    graph too, as the single-file PPO's one pass gives both: a pass is reused while
+    the planes are the same tensor, unchanged, the weights unchanged since, and the
+    grad mode the same.  ``passes`` counts the network's passes.
+    """
+
+    def __init__(self, net: PPOPolicy) -> None:
         super().__init__()
-        self.net, self.output = net, output
+        self.net = net
+        self.passes = 0
+        self._cached: tuple[torch.Tensor, tuple[Any, ...], tuple[torch.Tensor, ...]] | None = None
+
+    def _key(self, planes: torch.Tensor) -> tuple[Any, ...]:
+        weights = tuple((p.data_ptr(), p._version) for p in self.net.parameters())
+        return planes._version, torch.is_grad_enabled(), weights
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        key = self._key(planes)
+        if self._cached is not None and self._cached[0] is planes and self._cached[1] == key:
+            return self._cached[2]
+        lead = planes.shape[:-3]
+        found = self.net(planes.reshape(-1, *planes.shape[-3:]))
+        outputs = tuple(x.reshape(*lead, -1) for x in found)
+        self._cached, self.passes = (planes, key, outputs), self.passes + 1
+        return outputs
+
+    def clear(self) -> None:
+        """Forget the last pass (and its graph): after an update."""
+        self._cached = None
+
+
+class Head(nn.Module):
+    """One of the shared pass's outputs (0: logits, 1: value)."""
+
+    def __init__(self, shared: SharedPass, output: int) -> None:
+        super().__init__()
+        self.shared, self.output = shared, output
 
     def forward(self, planes: torch.Tensor) -> torch.Tensor:
-        lead = planes.shape[:-3]
-        found = self.net(planes.reshape(-1, *planes.shape[-3:]))[self.output]
-        return found.reshape(*lead, -1)
+        return self.shared(planes)[self.output]
 
 
 class OpeningMoves(nn.Module):
@@ -168,15 +205,17 @@ class OpeningMoves(nn.Module):
 
 
 def make_actor_critic(net: PPOPolicy) -> tuple[ProbabilisticActor, TensorDictModule]:
-    """TorchRL's actor (``MaskedCategorical`` over the legal actions) and critic."""
-    logits = TensorDictModule(Head(net, 0), in_keys=["observation"], out_keys=["logits"])
+    """TorchRL's actor (``MaskedCategorical`` over the legal actions) and critic, two
+    heads over one :class:`SharedPass` of the network."""
+    shared = SharedPass(net)
+    logits = TensorDictModule(Head(shared, 0), in_keys=["observation"], out_keys=["logits"])
     actor = ProbabilisticActor(
         logits,
         in_keys={"logits": "logits", "mask": "legal"},
         distribution_class=MaskedCategorical,
         return_log_prob=True,
     )
-    critic = TensorDictModule(Head(net, 1), in_keys=["observation"], out_keys=["state_value"])
+    critic = TensorDictModule(Head(shared, 1), in_keys=["observation"], out_keys=["state_value"])
     return actor, critic
 
 
@@ -246,6 +285,9 @@ def update(
                 figures.setdefault(name, []).append(float(terms[name].detach()))
         if args.target_kl is not None and kl > args.target_kl:
             break
+    for module in loss.actor_network.modules():  # the loss holds the actor, unregistered
+        if isinstance(module, SharedPass):
+            module.clear()
     names = {"loss_objective": "policy", "loss_critic": "value", "kl_approx": "approx_kl"}
     return {f"losses/{names.get(k, k)}": float(np.mean(v)) for k, v in figures.items()}
 

@@ -129,3 +129,89 @@ def test_the_shaping_weights_go_to_the_vector_environment() -> None:
     pool, _ = ppo.opponent_pool(args, net)
     vector = torchrl_ppo.make_env(args, pool).base_env._env  # type: ignore[attr-defined]
     assert (vector.dense_reward, vector.threat_reward) == (0.3, 0.5)
+
+
+class FreshHead(torch.nn.Module):
+    """The network read afresh by each head: what the shared pass saves, as a reference."""
+
+    def __init__(self, net: torch.nn.Module, output: int) -> None:
+        super().__init__()
+        self.net, self.output = net, output
+
+    def forward(self, planes: torch.Tensor) -> torch.Tensor:
+        lead = planes.shape[:-3]
+        found = self.net(planes.reshape(-1, *planes.shape[-3:]))[self.output]
+        return found.reshape(*lead, -1)
+
+
+def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
+    from tensordict.nn import TensorDictModule
+    from torchrl.collectors import Collector
+    from torchrl.modules import MaskedCategorical, ProbabilisticActor
+
+    from train.libraries import ppo
+
+    args = torchrl_ppo.parse_args(
+        [*TINY, "--opponents", "random", "--opponent-weights", "1", "--seed", "3"]
+    )
+    torch.manual_seed(3)
+    net = torchrl_ppo.PPOPolicy(args.channels, args.blocks)
+    pool, _ = ppo.opponent_pool(args, net)
+    actor, critic = torchrl_ppo.make_actor_critic(net)
+    collector = Collector(
+        torchrl_ppo.make_env(args, pool),
+        torchrl_ppo.collecting_policy(actor, args),
+        frames_per_batch=args.num_envs * args.num_steps,
+        auto_register_policy_transforms=False,
+    )
+    data = next(iter(collector))
+    collector.shutdown()
+    shared_loss = torchrl_ppo.make_loss(actor, critic, args)
+    with torch.no_grad():
+        shared_loss.value_estimator(data)
+    batch = data.reshape(-1)[:64]
+
+    reference = torchrl_ppo.PPOPolicy(args.channels, args.blocks)
+    reference.load_state_dict(net.state_dict())
+    logits = TensorDictModule(FreshHead(reference, 0), in_keys=["observation"], out_keys=["logits"])
+    fresh_actor = ProbabilisticActor(
+        logits,
+        in_keys={"logits": "logits", "mask": "legal"},
+        distribution_class=MaskedCategorical,
+        return_log_prob=True,
+    )
+    fresh_critic = TensorDictModule(
+        FreshHead(reference, 1), in_keys=["observation"], out_keys=["state_value"]
+    )
+    fresh_loss = torchrl_ppo.make_loss(fresh_actor, fresh_critic, args)
+
+    shared = next(m for m in actor.modules() if isinstance(m, torchrl_ppo.SharedPass))
+    before = shared.passes
+    terms = {}
+    for name, loss, model in (("shared", shared_loss, net), ("fresh", fresh_loss, reference)):
+        model.zero_grad()
+        out = loss(batch.clone())
+        (out["loss_objective"] + out["loss_critic"] + out["loss_entropy"]).backward()
+        terms[name] = (out, {n: p.grad.clone() for n, p in model.named_parameters()})
+    assert shared.passes == before + 1  # the critic reused the actor's pass
+    (a, grads_a), (b, grads_b) = terms["shared"], terms["fresh"]
+    for key in ("loss_objective", "loss_critic", "loss_entropy", "kl_approx"):
+        assert torch.allclose(a[key], b[key], rtol=1e-5, atol=1e-7), key
+    assert float(a["loss_critic"]) > 0
+    for name, grad in grads_a.items():
+        assert torch.allclose(grad, grads_b[name], rtol=1e-4, atol=1e-7), name
+    # A changed weight is a new pass, not the cached one.
+    with torch.no_grad():
+        next(net.parameters()).add_(0.01)
+    shared(batch["observation"])
+    shared(batch["observation"])
+    assert shared.passes == before + 2
+
+
+def test_save_may_name_a_folder_not_made_yet(tmp_path: Path) -> None:
+    """``--save runs/x/policy.pt`` on a fresh checkout: the folder is made when it is written."""
+    save = tmp_path / "runs" / "torchrl-s1" / "policy.pt"
+    assert torchrl_ppo.parse_args(["--save", str(save)]).save == save
+    assert not save.parent.exists()  # nothing made while the command line is read
+    with pytest.raises(SystemExit):
+        torchrl_ppo.parse_args(["--save", str(tmp_path / "policy.zip")])
