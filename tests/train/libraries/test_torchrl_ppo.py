@@ -131,23 +131,8 @@ def test_the_shaping_weights_go_to_the_vector_environment() -> None:
     assert (vector.dense_reward, vector.threat_reward) == (0.3, 0.5)
 
 
-class FreshHead(torch.nn.Module):
-    """The network read afresh by each head: what the shared pass saves, as a reference."""
-
-    def __init__(self, net: torch.nn.Module, output: int) -> None:
-        super().__init__()
-        self.net, self.output = net, output
-
-    def forward(self, planes: torch.Tensor) -> torch.Tensor:
-        lead = planes.shape[:-3]
-        found = self.net(planes.reshape(-1, *planes.shape[-3:]))[self.output]
-        return found.reshape(*lead, -1)
-
-
 def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
-    from tensordict.nn import TensorDictModule
     from torchrl.collectors import Collector
-    from torchrl.modules import MaskedCategorical, ProbabilisticActor
 
     from train.libraries import ppo
 
@@ -171,18 +156,12 @@ def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
         shared_loss.value_estimator(data)
     batch = data.reshape(-1)[:64]
 
+    # The reference: the same network, the critic's head with a pass of its own.
     reference = torchrl_ppo.PPOPolicy(args.channels, args.blocks)
     reference.load_state_dict(net.state_dict())
-    logits = TensorDictModule(FreshHead(reference, 0), in_keys=["observation"], out_keys=["logits"])
-    fresh_actor = ProbabilisticActor(
-        logits,
-        in_keys={"logits": "logits", "mask": "legal"},
-        distribution_class=MaskedCategorical,
-        return_log_prob=True,
-    )
-    fresh_critic = TensorDictModule(
-        FreshHead(reference, 1), in_keys=["observation"], out_keys=["state_value"]
-    )
+    fresh_actor, fresh_critic = torchrl_ppo.make_actor_critic(reference)
+    head = next(m for m in fresh_critic.modules() if isinstance(m, torchrl_ppo.Head))
+    head.shared = torchrl_ppo.SharedPass(reference)
     fresh_loss = torchrl_ppo.make_loss(fresh_actor, fresh_critic, args)
 
     shared = next(m for m in actor.modules() if isinstance(m, torchrl_ppo.SharedPass))
