@@ -254,7 +254,9 @@ def make_loss(actor: ProbabilisticActor, critic: TensorDictModule, args: Args) -
         normalize_advantage=True,
         clip_value=args.clip_coef,
     )
-    loss.make_value_estimator(gamma=args.gamma, lmbda=args.gae_lambda)
+    # shifted: the values of each step and of the last next observation in one pass
+    # of games x (steps + 1), not of every step and every next observation.
+    loss.make_value_estimator(gamma=args.gamma, lmbda=args.gae_lambda, shifted=True)
     return loss
 
 

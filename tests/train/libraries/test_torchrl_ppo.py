@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -131,13 +132,14 @@ def test_the_shaping_weights_go_to_the_vector_environment() -> None:
     assert (vector.dense_reward, vector.threat_reward) == (0.3, 0.5)
 
 
-def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
+def collected(extra: list[str]) -> tuple[Any, Any, Any, Any, Any]:
+    """``(args, net, actor, critic, batch)``: one batch the recipe's collector gathered."""
     from torchrl.collectors import Collector
 
     from train.libraries import ppo
 
     args = torchrl_ppo.parse_args(
-        [*TINY, "--opponents", "random", "--opponent-weights", "1", "--seed", "3"]
+        [*TINY, "--opponents", "random", "--opponent-weights", "1", "--seed", "3", *extra]
     )
     torch.manual_seed(3)
     net = torchrl_ppo.PPOPolicy(args.channels, args.blocks)
@@ -151,6 +153,27 @@ def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
     )
     data = next(iter(collector))
     collector.shutdown()
+    return args, net, actor, critic, data
+
+
+def test_gae_in_one_shifted_pass_is_gae_over_every_next_observation() -> None:
+    from torchrl.objectives.value import GAE
+
+    args, _, _, critic, data = collected(["--rings-to-win", "1", "--num-steps", "32"])
+    assert data["next", "done"].any()  # games ended inside the batch: the hard case
+    loss = torchrl_ppo.make_loss(*torchrl_ppo.make_actor_critic(torchrl_ppo.PPOPolicy(8, 1)), args)
+    assert loss.value_estimator.shifted
+    found = {}
+    for shifted in (True, False):
+        gae = GAE(gamma=args.gamma, lmbda=args.gae_lambda, value_network=critic, shifted=shifted)
+        with torch.no_grad():
+            found[shifted] = gae(data.clone())
+    for key in ("advantage", "value_target"):
+        assert torch.allclose(found[True][key], found[False][key], atol=1e-6), key
+
+
+def test_the_shared_pass_gives_the_losses_and_gradients_of_two_passes() -> None:
+    args, net, actor, critic, data = collected([])
     shared_loss = torchrl_ppo.make_loss(actor, critic, args)
     with torch.no_grad():
         shared_loss.value_estimator(data)
