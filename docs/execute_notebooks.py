@@ -7,8 +7,8 @@ The notebooks are kept executed: GitHub, JupyterLab and the documentation site
 (``nb_execution_mode = "off"`` in docs/conf.py) then show their pictures and real
 numbers without running anything, and the site builds in seconds.  Full mode takes
 65 seconds (notebook 01), 13 minutes (notebook 02, which trains ``configs/quick.yaml``)
-and 7.5 (notebook 03) on two quiet cores, about an hour for 02 on a loaded machine: far beyond a docs
-build; tiny mode (``YINSH_NOTEBOOK_SMOKE=1``, what the tests run) would publish
+and 7.5 (notebook 03) on two quiet cores, about an hour for 02 on a loaded machine: far
+beyond a docs build; tiny mode (``YINSH_NOTEBOOK_SMOKE=1``, what the tests run) would publish
 numbers that mean nothing.  Rerun this after a change that alters
 what a notebook shows.
 
