@@ -91,21 +91,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 ENV_NAME = "yinsh_pettingzoo"
+#: The ``env_config`` keys :func:`make_env` passes on; the environment's defaults otherwise.
+ENV_OPTIONS = ("rings_to_win", "opening_plies", "dense_reward", "threat_reward", "gamma")
 BASELINE = "baseline"
 
 
 def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
     """The YINSH AEC environment as an RLlib ``MultiAgentEnv``."""
     env_config = env_config or {}
-    return PettingZooEnv(
-        make_aec_env(
-            rings_to_win=int(env_config.get("rings_to_win", 3)),
-            opening_plies=int(env_config.get("opening_plies", 0)),
-            dense_reward=float(env_config.get("dense_reward", 0.0)),
-            threat_reward=float(env_config.get("threat_reward", 0.0)),
-            gamma=float(env_config.get("gamma", 0.99)),
-        )
-    )
+    options = {key: env_config[key] for key in ENV_OPTIONS if key in env_config}
+    return PettingZooEnv(make_aec_env(**options))  # the environment checks each option
 
 
 class BaselineModule(RLModule):
