@@ -19,6 +19,7 @@ import torch
 
 from agents.infra.cli_args import agent_spec, build_agents, int_in, number_in, output_dir
 from agents.params import MAX_THREADS
+from train.libraries.dataclass_args import yes_no
 from train.libraries.progress import add_tensorboard_arguments, check_tensorboard_arguments
 from train.libraries.recipe import add_recipe_option, parse_with_recipe
 from yinsh_env.envs.env_base import ARENA_OPENING_PLIES, MAX_OPENING_PLIES, MAX_WEIGHT
@@ -114,6 +115,13 @@ def add_ppo_arguments(parser: argparse.ArgumentParser) -> None:
         "--epochs", type=int_in(1, 10_000), default=4, help="passes over each batch"
     )
     parser.add_argument("--lr", type=number_in(0, 10, above=True), default=5e-4)
+    parser.add_argument(
+        "--anneal-lr",
+        type=yes_no,
+        default=False,
+        help="true: decay the learning rate linearly to 0 over the budget (--cpu-minutes, "
+        "--minutes, else --iterations), as the single-file PPO does (default: false)",
+    )
     parser.add_argument(
         "--channels", type=int_in(1, 4096), default=16, help="conv filters of the trunk"
     )
@@ -213,6 +221,24 @@ def add_league_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="torch CPU threads (sampling and learning)",
     )
+
+
+def budget_spent(args: argparse.Namespace, iteration: int, elapsed: float, cpu: float) -> float:
+    """The share of the run's budget used: the larger of the wall-clock and CPU shares
+    where ``--minutes`` or ``--cpu-minutes`` set one, else the share of ``--iterations``.
+
+    >>> from argparse import Namespace
+    >>> budget_spent(Namespace(minutes=0, cpu_minutes=10, iterations=99), 3, 900.0, 150.0)
+    0.25
+    >>> budget_spent(Namespace(minutes=0, cpu_minutes=0, iterations=20), 5, 1.0, 1.0)
+    0.25
+    """
+    shares = []
+    if args.minutes > 0:
+        shares.append(elapsed / (args.minutes * 60))
+    if args.cpu_minutes > 0:
+        shares.append(cpu / (args.cpu_minutes * 60))
+    return max(shares) if shares else iteration / args.iterations
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:

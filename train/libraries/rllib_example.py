@@ -75,7 +75,7 @@ from train.libraries.progress import (
     RunProgress,
     tensorboard_dir,
 )
-from train.libraries.rllib_arguments import build_parser, parse_args
+from train.libraries.rllib_arguments import budget_spent, build_parser, parse_args
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
@@ -106,8 +106,10 @@ def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
 class BaselineModule(RLModule):
     """A fixed opponent: any agent spec (``model_config["spec"]``), never trained.
 
-    It reads each observation back into a position (the agents' own
-    ``act_observation``) and returns the agent's action directly.
+    An agent that decides for many games at once (``act_batch``: ``greedy`` values
+    every game's moves in array operations, as the vector environment's opponents do)
+    gets the whole batch; any other reads each observation back into a position (the
+    agents' own ``act_observation``).  Either returns the agent's actions directly.
     """
 
     def setup(self) -> None:
@@ -119,6 +121,9 @@ class BaselineModule(RLModule):
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
         planes, masks = _numpy(obs["observation"]), _numpy(obs["action_mask"])
+        act_batch = getattr(self.agent, "act_batch", None)
+        if callable(act_batch):  # greedy, random: every game at once
+            return {Columns.ACTIONS: np.asarray(act_batch(planes, masks), dtype=np.int64)}
         actions = [
             self.agent.act_observation({"observation": p, "action_mask": m})
             for p, m in zip(planes, masks)
@@ -381,6 +386,24 @@ def league_of(args: argparse.Namespace) -> SnapshotLeague | None:
     )
 
 
+def set_learning_rate(algo: Any, rate: float) -> None:
+    """The learner's step size from the next update on.
+
+    RLlib keeps a schedule for each optimiser and sets the optimiser's rate from it
+    after every update, over environment steps; a run with a CPU budget does not know
+    its steps in advance, so each iteration replaces the schedule with the rate its
+    budget gives (``--anneal-lr``, as the single-file PPO anneals).
+    """
+    from ray.rllib.utils.schedules.scheduler import Scheduler
+
+    def apply(learner: Any) -> None:
+        for _name, optimizer in learner.get_optimizers_for_module(LEARNER):
+            learner._optimizer_lr_schedules[optimizer] = Scheduler(rate, device=learner._device)
+            learner._set_optimizer_lr(optimizer, rate)
+
+    algo.learner_group.foreach_learner(apply)
+
+
 def train_iterations(
     algo: Any, args: argparse.Namespace, league: SnapshotLeague | None, progress: RunProgress
 ) -> None:
@@ -411,6 +434,10 @@ def train_iterations(
         cpu = time.process_time() - cpu_start
         rate = steps / elapsed if elapsed > 0 else 0.0
         figures["steps_per_second"] = rate
+        if args.anneal_lr:
+            figures["learning_rate"] = args.lr * max(0.0, 1.0 - budget_spent(args, i, elapsed, cpu))
+            set_learning_rate(algo, figures["learning_rate"])
+            line += f", next lr {figures['learning_rate']:.2e}"
         progress.advance(steps)
         progress.write(f"{line}, {elapsed:.1f} s, {cpu:.0f} CPU-s, {rate:.0f} steps/s")
         for name, value in figures.items():

@@ -193,6 +193,7 @@ def test_the_recipes_module_trains_and_plays_as_an_agent(ray_cluster: Any, tmp_p
         league_opponents=["random", "greedy"],
         league_share=0.5,
         league_weights=[1.0, 3.0],
+        lr=1e-3,
     )
     algo = config.build_algo()
     try:
@@ -201,6 +202,14 @@ def test_the_recipes_module_trains_and_plays_as_an_agent(ray_cluster: Any, tmp_p
         module = algo.get_module(example.LEARNER)
         assert any(not torch.equal(a, b) for a, b in zip(module.parameters(), before))
         assert np.isfinite(result["learners"][example.LEARNER]["total_loss"])
+        assert result["learners"][example.LEARNER]["default_optimizer_learning_rate"] == 1e-3
+        # --anneal-lr: the rate set between iterations holds through the next updates
+        example.set_learning_rate(algo, 2.5e-4)
+        result = algo.train()
+        assert result["learners"][example.LEARNER]["default_optimizer_learning_rate"] == 2.5e-4
+        learner = algo.learner_group._learner
+        for _name, optimizer in learner.get_optimizers_for_module(example.LEARNER):
+            assert optimizer.param_groups[0]["lr"] == 2.5e-4
         module.save_to_path(str(tmp_path / "policy"))
     finally:
         algo.stop()
@@ -210,3 +219,66 @@ def test_the_recipes_module_trains_and_plays_as_an_agent(ray_cluster: Any, tmp_p
     mine = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
     loaded = agent.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]  # type: ignore[attr-defined]
     assert torch.equal(mine, loaded)
+
+
+def midgame_batch(games: int = 6, plies: int = 24) -> tuple[list[State], dict[str, Any]]:
+    """Positions reached by random play, and their observations as RLlib batches them."""
+    rng = np.random.default_rng(5)
+    states = []
+    for game in range(games):
+        state = State()
+        for _ in range(plies + game):
+            legal = state.legal_actions()
+            if state.is_terminal or not legal:
+                break
+            state.apply(int(rng.choice(legal)))
+        states.append(state)
+    planes = np.stack([encode(s) for s in states])
+    masks = np.stack([s.legal_mask() for s in states])
+    return states, {
+        Columns.OBS: {"observation": torch.as_tensor(planes), "action_mask": torch.as_tensor(masks)}
+    }
+
+
+def baseline_module(spec: str) -> Any:
+    spaces = env()
+    return RLModuleSpec(
+        module_class=example.BaselineModule,
+        observation_space=spaces.observation_space("player_0"),
+        action_space=spaces.action_space("player_0"),
+        model_config={"spec": spec, "seed": 3},
+    ).build()
+
+
+def test_a_greedy_league_opponent_decides_every_game_of_the_batch_as_greedy_does() -> None:
+    """The fixed ``greedy`` opponent answers a whole batch at once (``act_batch``, the
+    vector environment's batched greedy), and each answer is one of greedy's best moves."""
+    from agents.baselines.greedy import best_turn_value
+
+    states, batch = midgame_batch()
+    module = baseline_module("greedy")
+    assert callable(module.agent.act_batch)
+
+    def one_by_one(observation: Any) -> int:
+        raise AssertionError("asked game by game")
+
+    module.agent.act_observation = one_by_one
+    actions = module.forward_exploration(batch)[Columns.ACTIONS]
+    assert len(actions) == len(states)
+    for state, action in zip(states, actions):
+        values = {}
+        for legal in state.legal_actions():
+            work = state.copy()
+            work.apply(legal)
+            values[legal] = best_turn_value(work, state.to_act)
+        assert int(action) in values  # legal
+        assert values[int(action)] == max(values.values())  # one of greedy's best
+
+
+def test_a_league_opponent_without_a_batch_decides_game_by_game() -> None:
+    states, batch = midgame_batch(games=3)
+    module = baseline_module("alphabeta:depth=1")
+    assert not callable(getattr(module.agent, "act_batch", None))
+    actions = module.forward_exploration(batch)[Columns.ACTIONS]
+    for state, action in zip(states, actions):
+        assert int(action) in state.legal_actions()
