@@ -414,8 +414,10 @@ def train_iterations(
         runners = result.get("env_runners", {})
         steps = int(result.get("num_env_steps_sampled_lifetime", 0))
         length = runners.get("episode_len_mean", float("nan"))
-        line = f"iteration {i}: {steps} env steps, mean episode length {length:.1f}"
-        figures = {"episode_length": length}
+        own = int(runners.get("num_module_steps_sampled_lifetime", {}).get(LEARNER, 0))
+        line = f"iteration {i}: {steps} env steps ({own} the learner's), "
+        line += f"mean episode length {length:.1f}"
+        figures = {"episode_length": length, "learner_steps": own}
         if args.opponent != "self" or league is not None:
             returns = runners.get("module_episode_returns_mean", {})
             mean_return = returns.get(LEARNER, float("nan"))

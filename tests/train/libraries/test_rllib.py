@@ -7,6 +7,7 @@ RLlib is not installed (``pip install -e ".[rllib]"``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,22 @@ def test_cpu_minutes_stop_the_run_after_the_iteration_that_spends_them(
     out = capsys.readouterr().out
     progress = [line for line in out.splitlines() if line.startswith("iteration ")]
     assert len(progress) == 1 and " CPU-s, " in progress[0], out
+
+
+@pytest.mark.slow
+def test_each_line_counts_the_learners_own_steps_and_the_annealed_rate(
+    ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against a fixed opponent about half the environment's steps are the learner's;
+    with no time budget the rate anneals over ``--iterations``."""
+    args = ["--iterations", "2", "--opponent", "random", "--eval-games", "0", "--lr", "4e-4"]
+    example.main([*args, "--anneal-lr", "true", *TINY])
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("iteration ")]
+    assert len(lines) == 2
+    found = [re.search(r": (\d+) env steps \((\d+) the learner's\)", line) for line in lines]
+    counts = [(int(m[1]), int(m[2])) for m in found if m]
+    assert len(counts) == 2 and all(0.3 * env < own < 0.7 * env for env, own in counts), lines
+    assert "next lr 2.00e-04" in lines[0] and "next lr 0.00e+00" in lines[1]
 
 
 @pytest.mark.slow
