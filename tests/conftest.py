@@ -59,6 +59,24 @@ def torch_one_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@pytest.fixture
+def clip_norms(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The gradient norm before clipping of every ``torch.nn.utils.clip_grad_norm_`` call
+    from here on, in call order: the library parity tests compare updates by it."""
+    import torch
+
+    norms: list[float] = []
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def recorded(*given: Any, **kwargs: Any) -> Any:
+        norm = clip(*given, **kwargs)
+        norms.append(float(norm))
+        return norm
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", recorded)
+    return norms
+
+
 @pytest.fixture(scope="session")
 def tiny_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory holding tiny network checkpoints (for ``net:path=...``)."""
