@@ -54,6 +54,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default="self",
         help="'self' (shared-policy self-play) or an agent spec",
     )
+    parser.add_argument(
+        "--env",
+        choices=("aec", "vector"),
+        default="aec",
+        help="aec: the multi-agent environment, every seat a module (self-play, the league); "
+        "vector: the vector environment, the opponents inside it (train.libraries.rllib_vector)",
+    )
     parser.add_argument("--rings-to-win", type=int_in(1, 5), default=3, help="3 standard, 1 Blitz")
     parser.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
     parser.add_argument(
@@ -245,7 +252,12 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
     """The arguments, checked together; torch's threads set; every agent spec built once."""
     args = parse_with_recipe(parser, argv, "train.libraries.rllib_example")
     check_tensorboard_arguments(parser, args)
-    if (args.snapshots or args.league_opponents) and args.opponent != "self":
+    if args.env == "vector":
+        if args.opponent == "self" and not (args.snapshots or args.league_opponents):
+            parser.error("--env vector needs --opponent, --league-opponents, --snapshots")
+        if args.snapshots and args.network != "ppo":
+            parser.error("--env vector's snapshots are the single-file PPO's: --network ppo")
+    elif (args.snapshots or args.league_opponents) and args.opponent != "self":
         parser.error("--snapshots and --league-opponents need self-play (--opponent self)")
     weights = args.league_weights
     if weights is not None and len(weights) != len(args.league_opponents):

@@ -77,6 +77,7 @@ from train.libraries.progress import (
 )
 from train.libraries.rllib_arguments import budget_spent, build_parser, parse_args
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
+from train.libraries.rllib_vector import refresh_snapshots, vector_config
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.env_base import AGENTS
@@ -249,18 +250,32 @@ def build_config(
         .learners(num_learners=0)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(
-            train_batch_size_per_learner=batch_size,
-            minibatch_size=minibatch_size,
-            num_epochs=epochs,
-            lr=lr,
-            gamma=gamma,
-            lambda_=0.95,
-            entropy_coeff=entropy,
-            **ppo_settings(ppo or {}),
-        )
+        .training(**training_settings(batch_size, minibatch_size, epochs, lr, gamma, entropy, ppo))
         .debugging(seed=seed, log_sys_usage=False)  # needs GPUtil, and warns without it
     )
+
+
+def training_settings(
+    batch_size: int,
+    minibatch_size: int,
+    epochs: int,
+    lr: float,
+    gamma: float,
+    entropy: float,
+    ppo: dict[str, float] | None,
+) -> dict[str, Any]:
+    """RLlib's ``training()`` arguments: the batch, the epochs, the rate, GAE (lambda 0.95)
+    and :func:`ppo_settings`."""
+    return {
+        "train_batch_size_per_learner": batch_size,
+        "minibatch_size": minibatch_size,
+        "num_epochs": epochs,
+        "lr": lr,
+        "gamma": gamma,
+        "lambda_": 0.95,
+        "entropy_coeff": entropy,
+        **ppo_settings(ppo or {}),
+    }
 
 
 def ppo_settings(ppo: dict[str, float]) -> dict[str, Any]:
@@ -338,8 +353,29 @@ def start_ray(args: argparse.Namespace, parser: argparse.ArgumentParser) -> bool
     return True
 
 
+def learner_id(args: argparse.Namespace) -> str:
+    """The learner's module id: RLlib's default one on the vector environment."""
+    if args.env == "vector":
+        from ray.rllib.core import DEFAULT_MODULE_ID
+
+        return str(DEFAULT_MODULE_ID)
+    return LEARNER
+
+
 def config_of(args: argparse.Namespace) -> Any:
-    """The PPO config the arguments ask for (:func:`build_config`)."""
+    """The PPO config the arguments ask for (:func:`build_config`, or on the vector
+    environment :func:`~train.libraries.rllib_vector.vector_config`)."""
+    ppo = {
+        "clip": args.clip,
+        "vf_coef": args.vf_coef,
+        "grad_clip": args.grad_clip,
+        "kl_coeff": args.kl_coeff,
+    }
+    if args.env == "vector":
+        network = {"network": args.network, "channels": args.channels, "blocks": args.blocks}
+        batches = (args.batch_size, args.minibatch_size, args.epochs)
+        training = training_settings(*batches, args.lr, args.gamma, args.entropy, ppo)
+        return vector_config(args, {**network, "hidden": args.hidden}, training)
     return build_config(
         opponent=args.opponent,
         rings_to_win=args.rings_to_win,
@@ -360,20 +396,16 @@ def config_of(args: argparse.Namespace) -> Any:
         opening_plies=args.opening_plies,
         network=args.network,
         blocks=args.blocks,
-        ppo={
-            "clip": args.clip,
-            "vf_coef": args.vf_coef,
-            "grad_clip": args.grad_clip,
-            "kl_coeff": args.kl_coeff,
-        },
+        ppo=ppo,
         shaping=(args.dense_reward, args.threat_reward),
         league_weights=args.league_weights,
     )
 
 
 def league_of(args: argparse.Namespace) -> SnapshotLeague | None:
-    """Self-play's league of snapshots and fixed opponents, if the arguments ask for one."""
-    if not (args.snapshots or args.league_opponents):
+    """Self-play's league of snapshots and fixed opponents, if the arguments ask for one
+    (on the AEC environment: on the vector one, the opponents are the environment's)."""
+    if args.env == "vector" or not (args.snapshots or args.league_opponents):
         return None
     return SnapshotLeague(
         LEARNER,
@@ -386,7 +418,7 @@ def league_of(args: argparse.Namespace) -> SnapshotLeague | None:
     )
 
 
-def set_learning_rate(algo: Any, rate: float) -> None:
+def set_learning_rate(algo: Any, rate: float, module_id: str = LEARNER) -> None:
     """The learner's step size from the next update on.
 
     RLlib keeps a schedule for each optimiser and sets the optimiser's rate from it
@@ -397,7 +429,7 @@ def set_learning_rate(algo: Any, rate: float) -> None:
     from ray.rllib.utils.schedules.scheduler import Scheduler
 
     def apply(learner: Any) -> None:
-        for _name, optimizer in learner.get_optimizers_for_module(LEARNER):
+        for _name, optimizer in learner.get_optimizers_for_module(module_id):
             learner._optimizer_lr_schedules[optimizer] = Scheduler(rate, device=learner._device)
             learner._set_optimizer_lr(optimizer, rate)
 
@@ -409,24 +441,30 @@ def train_iterations(
 ) -> None:
     """``--iterations`` of PPO (fewer once a budget is spent), a line after each."""
     start, cpu_start = time.perf_counter(), time.process_time()
+    learner = learner_id(args)
+    if args.env == "vector" and args.snapshots:
+        refresh_snapshots(algo)  # every slot the untrained learner, as the single-file PPO's
     for i in range(1, args.iterations + 1):
         result = algo.train()
         runners = result.get("env_runners", {})
         steps = int(result.get("num_env_steps_sampled_lifetime", 0))
         length = runners.get("episode_len_mean", float("nan"))
-        own = int(runners.get("num_module_steps_sampled_lifetime", {}).get(LEARNER, 0))
+        own = int(runners.get("num_module_steps_sampled_lifetime", {}).get(learner, 0))
         line = f"iteration {i}: {steps} env steps ({own} the learner's), "
         line += f"mean episode length {length:.1f}"
         figures = {"episode_length": length, "learner_steps": own}
-        if args.opponent != "self" or league is not None:
+        if args.opponent != "self" or league is not None or args.env == "vector":
             returns = runners.get("module_episode_returns_mean", {})
-            mean_return = returns.get(LEARNER, float("nan"))
+            mean_return = returns.get(learner, runners.get("episode_return_mean", float("nan")))
             line += f", learner's mean return {mean_return:+.2f}"
             figures["episode_return"] = mean_return
         if league is not None and league.after_iteration(algo, i):
             line += f", snapshot {len(league.history)}"
+        if args.env == "vector" and args.snapshots and i % args.snapshot_every == 0:
+            refresh_snapshots(algo, i // args.snapshot_every)
+            line += f", snapshot {i // args.snapshot_every}"
         if args.eval_every and i % args.eval_every == 0:
-            module = algo.get_module(LEARNER)
+            module = algo.get_module(learner)
             check = evaluate(
                 module, args.eval_opponent, 10, args.rings_to_win, i, args.opening_plies
             )
@@ -438,7 +476,7 @@ def train_iterations(
         figures["steps_per_second"] = rate
         if args.anneal_lr:
             figures["learning_rate"] = args.lr * max(0.0, 1.0 - budget_spent(args, i, elapsed, cpu))
-            set_learning_rate(algo, figures["learning_rate"])
+            set_learning_rate(algo, figures["learning_rate"], learner)
             line += f", next lr {figures['learning_rate']:.2e}"
         progress.advance(steps)
         progress.write(f"{line}, {elapsed:.1f} s, {cpu:.0f} CPU-s, {rate:.0f} steps/s")
@@ -452,7 +490,7 @@ def train_iterations(
 
 def save_and_evaluate(algo: Any, args: argparse.Namespace) -> Evaluation:
     """The learner's module saved to ``--save`` (if given), then its ``--eval-games``."""
-    module = algo.get_module(LEARNER)
+    module = algo.get_module(learner_id(args))
     assert isinstance(module, MaskedPolicyModule)
     if args.save is not None:
         module.save_to_path(os.path.abspath(args.save))

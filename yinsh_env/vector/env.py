@@ -28,7 +28,10 @@ ended: its observation is the last one, ``info`` holds ``result``,
 ``end_reason`` and ``learner`` (with ``_key`` flags, as Gymnasium's own
 vector environments give a sub-environment's info), and ``step`` raises
 ``ResetNeeded`` until ``reset(options={"reset_mask": mask})`` has started
-it anew (in either mode, a ``reset_mask`` resets only the games it marks).
+it anew (in any mode, a ``reset_mask`` resets only the games it marks).
+``NEXT_STEP`` (Gymnasium's default, and RLlib's) ends a game as ``DISABLED``
+does; the next ``step`` ignores that game's action and starts it anew
+(reward 0, not done, the new game's observation).
 
 Everything ``reset``, ``step``, ``action_masks`` and ``learner_seats``
 return is made for that call (observations, masks, rewards, flags, infos,
@@ -88,9 +91,8 @@ from yinsh_env.vector.tables import OVER
 
 __all__ = ["AUTORESET_MODES", "MAX_NUM_ENVS", "YinshVectorEnv", "check_num_envs", "opponent_name"]
 
-#: The autoreset modes the vector env offers (the first is the default); Gymnasium's
-#: NEXT_STEP would return an empty mask a step long, which no caller can act on.
-AUTORESET_MODES: Final = (AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+#: The autoreset modes the vector env offers (the first is the default).
+AUTORESET_MODES: Final = (AutoresetMode.SAME_STEP, AutoresetMode.DISABLED, AutoresetMode.NEXT_STEP)
 
 #: The most games one vector environment holds: about 1.6 GB at construction (its
 #: batched spaces and states) and 0.7 GB of observations a step; checked first, as
@@ -125,9 +127,9 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             placements, drawn from the env's seeded generator, as the arena
             opens its games (``ARENA_OPENING_PLIES``); 0, the default, is the
             empty board.
-        autoreset_mode: ``SAME_STEP`` (the default) or ``DISABLED`` (the
-            module docstring), an :class:`~gymnasium.vector.AutoresetMode` or
-            its value (``"SameStep"``, ``"Disabled"``).
+        autoreset_mode: ``SAME_STEP`` (the default), ``DISABLED`` or
+            ``NEXT_STEP`` (the module docstring), an
+            :class:`~gymnasium.vector.AutoresetMode` or its value (``"SameStep"``).
 
     >>> from yinsh_env.vector import YinshVectorEnv
     >>> envs = YinshVectorEnv(num_envs=4, opponent=None)
@@ -196,7 +198,8 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._episodes = np.zeros(self.num_envs, dtype=np.int64)
         self._phi = np.zeros(self.num_envs, dtype=np.float64)
         self._all = np.arange(self.num_envs)
-        #: DISABLED: the games that ended and wait for a reset, and the seat that saw it.
+        #: DISABLED, NEXT_STEP: the games that ended and wait for a reset, and the seat
+        #: that saw it.
         self._over = np.zeros(self.num_envs, dtype=np.bool_)
         self._over_seat = np.zeros(self.num_envs, dtype=np.int64)
         #: The one opponent plays uniformly at random: its actions are drawn from the
@@ -394,20 +397,28 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
         self._require_open("step")
         if self._needs_reset is not None:
             raise gymnasium.error.ResetNeeded(f"{self._needs_reset}: call reset() first")
-        if self._over.any():
+        restart = np.flatnonzero(self._over)
+        if restart.size and self.autoreset_mode is AutoresetMode.DISABLED:
             raise gymnasium.error.ResetNeeded(
-                f"games {bounded_repr(np.flatnonzero(self._over).tolist())} are over "
+                f"games {bounded_repr(restart.tolist())} are over "
                 "(autoreset_mode DISABLED): reset them with reset(options={'reset_mask': ...})"
             )
         acts = self._check_actions(actions)
         batch = self._batch
         legal = batch.mask[self._all, acts]
+        legal[restart] = True  # NEXT_STEP: their actions are not read
         if self.illegal_reward is None and not legal.all():
             game = int(np.argmin(legal))
             raise IllegalActionError(f"action {int(acts[game])} is illegal in game {game}")
         self._needs_reset = "the last step() raised part-way"  # until it completes
+        if restart.size:  # NEXT_STEP: the games that ended last step start anew
+            reset_games(batch, restart)
+            self._over[restart] = False
+            self._start(restart, refresh=not self._random_only)
         seat = batch.to_act.copy() if self.self_play else self._learner.copy()
         played = self._all[legal]
+        if restart.size:
+            played = np.setdiff1d(played, restart, assume_unique=True)
         self._apply(played, acts[played], refresh=False)
         if not self.self_play:
             self._play_opponents(played, refresh=False)
@@ -422,6 +433,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             phi = np.where(done, 0.0, self._potential(seat, np.flatnonzero(~done)))
             rewards += self.gamma * phi - self._phi
             self._phi = phi
+            rewards[restart] = self._phi[restart] = 0.0  # a new game's start, as SAME_STEP's
         infos: dict[str, Any] = {}
         ended = np.flatnonzero(done)
         if ended.size:
@@ -471,7 +483,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             for game, entry in zip(ended.tolist(), entries):
                 if entry is not None:
                     self._sampler.record(entry, float(rewards[game]))
-        if self.autoreset_mode is AutoresetMode.DISABLED:
+        if self.autoreset_mode is not AutoresetMode.SAME_STEP:
             infos.update(info)
             self._over[ended] = True
             self._over_seat[ended] = seat[ended]
@@ -513,7 +525,7 @@ class YinshVectorEnv(gymnasium.vector.VectorEnv[Observation, np.ndarray, np.ndar
             "observation": encode(batch),
             "action_mask": batch.mask.view(np.int8).copy(),
         }
-        if self._over.any():  # DISABLED: a game over shows its last observation until reset
+        if self._over.any():  # a game over shows its last observation until it restarts
             over = np.flatnonzero(self._over)
             planes, masks = self._last_observations(over, self._over_seat[over])
             observation["observation"][over] = planes

@@ -540,7 +540,7 @@ def test_a_reset_mask_resets_only_the_games_it_marks_and_needs_a_full_reset_firs
         )
 
 
-@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, "NextStep", "same_step", 1, None])
+@pytest.mark.parametrize("mode", ["next_step", "same_step", 1, None])
 def test_an_autoreset_mode_the_env_does_not_offer_is_refused(mode: Any) -> None:
     with pytest.raises(ValueError, match=r"autoreset_mode must be one of AutoresetMode\.SAME_STEP"):
         YinshVectorEnv(2, autoreset_mode=mode)

@@ -1,0 +1,147 @@
+"""RLlib's PPO over the vector environment: the opponents play inside the environment.
+
+``python -m train.libraries.rllib_example --env vector`` (the recipe,
+``configs/rllib.yaml``, does) gives RLlib's single-agent ``EnvRunner`` the
+project's :class:`~yinsh_env.vector.env.YinshVectorEnv` whole (Gymnasium's
+``VECTOR_ENTRY_POINT``), so that every environment step is one decision of the
+learner and the opponents decide for all their games at once inside the step, as
+SB3 and the single-file PPO train.  On the multi-agent AEC environment (``--env
+aec``, RLlib's league), RLlib's sampler also steps the opponents' moves, one
+module call each: more than a third of the steps, none of them the learner's.
+
+* **Autoreset.**  RLlib's episodes follow Gymnasium's ``NEXT_STEP``: a game
+  that ends shows its last observation; the next step starts it anew and reads
+  no action for it.  The vector environment offers that mode.
+* **Opponents.**  :func:`opponent_pool` builds matchmaking's weighted pool: the
+  fixed ``league_opponents`` by ``league_weights``, met in ``league_share`` of
+  the games, and ``snapshots`` frozen copies of the learner in the rest.
+* **Snapshots.**  Every ``snapshot_every`` iterations :func:`refresh_snapshots`
+  copies the ``EnvRunner``'s module (the learner's weights, synchronised after
+  each iteration) into the next slot, round-robin, in every ``EnvRunner``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gymnasium.vector import AutoresetMode
+
+from agents.learned.ppo_policy import PolicyOpponent, PPOPolicy
+from train.libraries.ppo_games import make_opponent
+from yinsh_env.envs.matchmaking import OpponentPool
+from yinsh_env.vector.env import YinshVectorEnv
+
+VECTOR_ENV_NAME = "yinsh_vector"
+#: The ``env_config`` keys the vector environment takes as they are.
+ENV_OPTIONS = ("rings_to_win", "opening_plies", "dense_reward", "threat_reward", "gamma")
+
+
+def opponent_pool(
+    league_opponents: Sequence[str],
+    league_weights: Sequence[float] | None,
+    league_share: float,
+    snapshots: int,
+    network: dict[str, Any],
+    seed: int,
+) -> OpponentPool:
+    """The fixed opponents (agent specs; ``greedy`` batched) by weight in ``league_share``
+    of the games, and ``snapshots`` untrained copies of the ``network`` (``channels``,
+    ``blocks``: the single-file PPO's) sharing the rest.
+
+    >>> pool = opponent_pool(["random", "greedy"], [1, 3], 0.8, 2, {}, seed=0)
+    >>> pool.names, [round(float(w), 2) for w in pool.weights()]
+    (['random', 'greedy', 'self0', 'self1'], [0.2, 0.6, 0.1, 0.1])
+    """
+    if not league_opponents and not snapshots:
+        raise ValueError("the vector environment needs opponents: --league-opponents, --snapshots")
+    weights = list(league_weights or [1.0] * len(league_opponents))
+    fixed_share = league_share if snapshots else 1.0
+    snapshot_share = (1.0 - fixed_share) if league_opponents else 1.0
+    pool = OpponentPool("weighted", max_snapshots=max(snapshots, 1))
+    for i, (spec, weight) in enumerate(zip(league_opponents, weights)):
+        share = fixed_share * weight / sum(weights)
+        pool.add(spec, make_opponent(spec, seed + 1 + i), weight=share)
+    channels, blocks = int(network.get("channels", 16)), int(network.get("blocks", 2))
+    for i in range(snapshots):
+        snapshot = PolicyOpponent(PPOPolicy(channels, blocks))
+        pool.add(f"self{i}", snapshot, snapshot=True, weight=snapshot_share / snapshots)
+    return pool
+
+
+def make_vector_env(env_config: dict[str, Any]) -> YinshVectorEnv:
+    """RLlib's environment creator: ``env_config["num_envs"]`` games (RLlib adds it) against
+    the pool the config's ``league`` describes (:func:`opponent_pool`'s arguments)."""
+    options = {key: env_config[key] for key in ENV_OPTIONS if key in env_config}
+    return YinshVectorEnv(
+        num_envs=int(env_config.get("num_envs", 1)),
+        opponent=opponent_pool(**env_config["league"]),
+        autoreset_mode=AutoresetMode.NEXT_STEP,
+        **options,
+    )
+
+
+def snapshot_opponents(env: Any) -> list[PolicyOpponent]:
+    """The snapshot slots of a vector environment's pool (through any wrappers)."""
+    pool = env.unwrapped.opponent
+    return [entry.opponent for entry in pool.entries if entry.snapshot]
+
+
+def refresh_snapshots(algo: Any, index: int | None = None) -> None:
+    """Copy the learner's weights into snapshot slot ``index`` (modulo their number) of
+    every ``EnvRunner``'s environment, or into every slot if ``index`` is None."""
+
+    def copy(runner: Any) -> None:
+        slots = snapshot_opponents(runner.env)
+        if not slots:
+            return
+        state = runner.module.net.state_dict()
+        chosen = slots if index is None else [slots[index % len(slots)]]
+        for slot in chosen:
+            slot.load_state_dict(state)
+
+    algo.env_runner_group.foreach_env_runner(copy, local_env_runner=True)
+
+
+def vector_config(args: Any, model_config: dict[str, Any], training: dict[str, Any]) -> Any:
+    """RLlib's PPO config for ``--env vector``: one module (RLlib's default id), the
+    vector environment as ``num_envs_per_env_runner`` games, ``training`` as given."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
+
+    from agents.learned.rllib_models import MaskedPolicyModule
+
+    register_env(VECTOR_ENV_NAME, make_vector_env)
+    fixed = list(args.league_opponents) or ([] if args.opponent == "self" else [args.opponent])
+    league = {
+        "league_opponents": fixed,
+        "league_weights": args.league_weights if args.league_opponents else None,
+        "league_share": args.league_share,
+        "snapshots": args.snapshots,
+        "network": model_config,
+        "seed": args.seed,
+    }
+    env_config = {
+        "rings_to_win": args.rings_to_win,
+        "opening_plies": args.opening_plies,
+        "dense_reward": args.dense_reward,
+        "threat_reward": args.threat_reward,
+        "gamma": args.gamma,
+        "league": league,
+    }
+    return (
+        PPOConfig()
+        .environment(VECTOR_ENV_NAME, env_config=env_config, disable_env_checking=True)
+        .env_runners(
+            num_env_runners=args.env_runners,
+            num_envs_per_env_runner=args.envs,
+            gym_env_vectorize_mode="vector_entry_point",
+        )
+        .learners(num_learners=0)
+        .rl_module(
+            rl_module_spec=RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config)
+        )
+        .training(**training)
+        .debugging(seed=args.seed, log_sys_usage=False)  # needs GPUtil, and warns without it
+    )
