@@ -1,8 +1,10 @@
 """Parity of the single-file PPO and RLlib's PPO on one fixed batch.
 
 As ``test_parity.py`` checks SB3: RLlib's sampler collects a batch on the PettingZoo
-environment (Blitz games against ``random``, with dense rewards, so that games end and
-rewards vary inside it) with the single-file PPO's own network (``network="ppo"``);
+environment, and again on the vector environment (``--env vector``, Gymnasium's
+``NEXT_STEP`` autoreset), Blitz games against ``random``, with dense rewards, so that
+games end and rewards vary inside it, with the single-file PPO's own network
+(``network="ppo"``);
 RLlib's learner connector computes its GAE; then, agent-episode by agent-episode, the
 single-file PPO's :func:`~train.libraries.ppo.advantages` on the same rewards and
 values, and its :func:`~train.libraries.ppo.update` on the same decisions, weights and
@@ -37,6 +39,7 @@ import torch
 from torch import nn
 
 pytest.importorskip("ray.rllib", reason='optional extra: pip install -e ".[rllib]"')
+from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.training_data import TrainingData
 from ray.rllib.evaluation.postprocessing import Postprocessing
@@ -45,49 +48,65 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from agents.learned.ppo_policy import PPOPolicy
 from train.libraries import ppo
 from train.libraries import rllib_example as example
+from train.libraries.rllib_vector import vector_config
 
 pytestmark = [
     pytest.mark.ray,
     pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env"),
+    pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-single-agent-env"),
     pytest.mark.usefixtures("torch_one_thread"),
 ]
 
 GAMMA, LAMBDA, CLIP, ENTROPY = 0.99, 0.95, 0.2, 0.005
 
 
-@pytest.fixture(scope="module")
-def collected(ray_cluster: Any) -> Any:
-    """The algorithm, its learner, and the learner module's batch of one sampling."""
+PPO_SETTINGS = {"clip": CLIP, "vf_coef": 0.25, "grad_clip": 0.5, "kl_coeff": 0.0}
+
+
+def config_on(env: str) -> tuple[Any, str]:
+    """RLlib's config on the ``env`` (``aec`` or ``vector``) and the learner's module id."""
+    network: dict[str, Any] = {"network": "ppo", "channels": 4, "blocks": 1}
+    if env == "aec":
+        config = example.build_config(
+            opponent="random",
+            rings_to_win=1,
+            seed=3,
+            envs=4,
+            batch_size=256,
+            minibatch_size=256,
+            epochs=1,
+            lr=1e-3,
+            gamma=GAMMA,
+            entropy=ENTROPY,
+            ppo=PPO_SETTINGS,
+            shaping=(0.5, 0.0),
+            **network,
+        )
+        return config, example.LEARNER
+    argv = ["--env", "vector", "--opponent", "random", "--rings-to-win", "1", "--seed", "3"]
+    argv += ["--envs", "4", "--dense-reward", "0.5", "--gamma", str(GAMMA)]
+    args = example.parse_args(example.build_parser(), argv)
+    training = example.training_settings(256, 256, 1, 1e-3, GAMMA, ENTROPY, PPO_SETTINGS)
+    return vector_config(args, network, training), DEFAULT_MODULE_ID
+
+
+@pytest.fixture(scope="module", params=["aec", "vector"])
+def collected(ray_cluster: Any, request: pytest.FixtureRequest) -> Any:
+    """The algorithm, its learner, the learner's module id and its batch of one sampling."""
     torch.manual_seed(3)
-    config = example.build_config(
-        opponent="random",
-        rings_to_win=1,
-        seed=3,
-        envs=4,
-        batch_size=256,
-        minibatch_size=256,
-        epochs=1,
-        lr=1e-3,
-        network="ppo",
-        channels=4,
-        blocks=1,
-        gamma=GAMMA,
-        entropy=ENTROPY,
-        ppo={"clip": CLIP, "vf_coef": 0.25, "grad_clip": 0.5, "kl_coeff": 0.0},
-        shaping=(0.5, 0.0),
-    )
+    config, module_id = config_on(request.param)
     algo = config.build_algo()
     episodes = algo.env_runner.sample(num_timesteps=256, random_actions=False)
     learner = algo.learner_group._learner
     batch = learner._make_batch_if_necessary(TrainingData(episodes=episodes))
-    yield SimpleNamespace(algo=algo, learner=learner, batch=batch)
+    yield SimpleNamespace(algo=algo, learner=learner, batch=batch, module_id=module_id)
     algo.stop()
 
 
 def learner_rows(collected: Any) -> dict[str, Any]:
     """The learner module's columns, and its values at the collecting weights."""
-    rows = dict(collected.batch.policy_batches[example.LEARNER])
-    module = collected.learner.module[example.LEARNER]
+    rows = dict(collected.batch.policy_batches[collected.module_id])
+    module = collected.learner.module[collected.module_id]
     with torch.no_grad():
         rows["values"] = module.compute_values(rows)
     return rows
@@ -169,7 +188,7 @@ def test_the_first_update_gives_the_same_losses_and_gradient_norm(
     rows = learner_rows(collected)
     valid = rows[Columns.LOSS_MASK].bool()
     count = int(valid.sum())
-    module = collected.learner.module[example.LEARNER]
+    module = collected.learner.module[collected.module_id]
     net = module.net
     assert isinstance(net, PPOPolicy)
     with torch.no_grad():  # move the policy from the collecting one: ratios leave 1 and clip
@@ -214,14 +233,14 @@ def test_the_first_update_gives_the_same_losses_and_gradient_norm(
         args,
     )
     batch = collected.batch
-    batch.policy_batches[example.LEARNER][Postprocessing.ADVANTAGES] = advantages
+    batch.policy_batches[collected.module_id][Postprocessing.ADVANTAGES] = advantages
     results = collected.learner.update(
         batch=batch,
         timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: 0},
         num_epochs=1,
         minibatch_size=len(valid),
     )
-    theirs = {key: float(value.peek()) for key, value in results[example.LEARNER].items()}
+    theirs = {key: float(value.peek()) for key, value in results[collected.module_id].items()}
 
     assert len(clip_norms) == 1
     assert ours["losses/clip_fraction"] > 0.05  # far enough from the collecting policy to clip

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
+import yinsh_env.envs.gym_env  # noqa: F401 (registers Yinsh-v0 and its vector entry point)
 from yinsh_env.vector.batch_agents import random_legal
 from yinsh_env.vector.env import YinshVectorEnv
 
@@ -18,7 +21,8 @@ def lowest(observation: dict[str, np.ndarray]) -> int:
 
 
 def test_next_step_is_disabled_with_the_reset_made_by_the_next_step() -> None:
-    options = dict(opponent=lowest, illegal_reward=None, dense_reward=0.5, threat_reward=0.05)
+    options: dict[str, Any] = dict(opponent=lowest, illegal_reward=None)
+    options |= dict(dense_reward=0.5, threat_reward=0.05)
     held = YinshVectorEnv(1, autoreset_mode=AutoresetMode.DISABLED, **options)
     nxt = YinshVectorEnv(1, autoreset_mode="NextStep", **options)
     assert nxt.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
@@ -29,15 +33,16 @@ def test_next_step_is_disabled_with_the_reset_made_by_the_next_step() -> None:
     while ended < 4:  # learner="alternate": both sides
         actions = random_legal(shown["action_mask"], rng)
         shown, *rest = held.step(actions)
+        rest_: list[Any] = rest
         assert data_equivalence(nxt.step(actions), (shown, *rest), exact=True)
-        if rest[1][0]:
+        if rest_[1][0]:
             ended += 1
-            assert not shown["action_mask"].any() and rest[3]["_result"][0]
+            assert not shown["action_mask"].any() and rest_[3]["_result"][0]
             shown, _ = held.reset(options={"reset_mask": np.ones(1, dtype=np.bool_)})
             # action 0 is illegal in an ended game: with illegal_reward=None, read it would raise
             started = nxt.step(np.zeros(1, dtype=np.int64))
             flag = np.zeros(1, dtype=np.bool_)
-            expected = (shown, np.zeros(1), flag, flag, {})  # reward 0, not done
+            expected: tuple[Any, ...] = (shown, np.zeros(1), flag, flag, {})  # reward 0, not done
             assert data_equivalence(started, expected, exact=True)
 
 
