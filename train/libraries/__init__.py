@@ -13,6 +13,8 @@
 * :mod:`train.libraries.rllib_arguments`: its command line (PPO's settings, the network,
   shaping, the league), read without Ray;
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
+* :mod:`train.libraries.rllib_vector`: its PPO on the vector environment (``--env vector``,
+  the recipe's), the opponents inside the environment;
 * :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
 * :mod:`train.libraries.ppo_games`: its games' openings, opponents, results, checks;
 * :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;

@@ -1,4 +1,5 @@
-"""Train a masked policy with RLlib's PPO on the multi-agent YINSH environment.
+"""Train a masked policy with RLlib's PPO on the multi-agent YINSH environment, or on the
+vector environment (``--env vector``: :mod:`train.libraries.rllib_vector`, the recipe's).
 
 Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
 
@@ -8,6 +9,7 @@ Needs the optional extra: ``pip install -e ".[rllib]"``.  Examples::
     python -m train.libraries.rllib_example --minutes 14 --opponent random --save runs/rllib
     python -m train.libraries.rllib_example --iterations 50 --env-runners 4 --address auto
     python -m train.libraries.rllib_example --recipe configs/rllib.yaml --seed 4
+    python -m train.libraries.rllib_example --env vector --opponent greedy --iterations 20
 
 ``--save DIR`` writes the learner's module, which the agent spec
 ``rllib:path=DIR`` plays (:mod:`agents.learned.rllib_agent`).  Normal output is the

@@ -139,7 +139,7 @@ def test_the_rllib_recipe_sets_its_scripts_options() -> None:
     assert args.league_opponents == ["random", "greedy:noise=500", "greedy:noise=100", "greedy"]
     assert (args.lr, args.entropy, args.epochs) == (2e-3, 0.005, 3)
     assert (args.gamma, args.opening_plies) == (0.99, 4)
-    assert (args.anneal_lr, args.envs) == (True, 32)
+    assert (args.anneal_lr, args.env, args.envs, args.snapshots) == (True, "vector", 64, 8)
     args = rllib.parse_args(parser, ["--recipe", str(CONFIGS / "rllib.yaml"), "--anneal-lr", "no"])
     assert args.anneal_lr is False
 
