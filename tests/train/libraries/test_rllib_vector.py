@@ -98,7 +98,9 @@ def test_a_vector_run_trains_on_the_learners_steps_only_and_copies_its_snapshots
         slots = snapshot_opponents(runner.env)
         refresh_snapshots(algo)  # every slot the untrained learner
         first = {k: v.clone() for k, v in slots[0].policy.state_dict().items()}
-        algo.train()
+        example.set_learning_rate(algo, 2.5e-4, example.learner_id(args))  # --anneal-lr's
+        result = algo.train()
+        assert result["learners"][DEFAULT_MODULE_ID]["default_optimizer_learning_rate"] == 2.5e-4
         refresh_snapshots(algo, 3)  # slot 3 % 2
         learned = algo.get_module(DEFAULT_MODULE_ID).net.state_dict()
         for key, value in slots[1].policy.state_dict().items():
