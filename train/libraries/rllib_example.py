@@ -79,7 +79,7 @@ from train.libraries.progress import (
 )
 from train.libraries.rllib_arguments import budget_spent, build_parser, parse_args
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
-from train.libraries.rllib_vector import refresh_snapshots, vector_config
+from train.libraries.rllib_vector import TrainingScores, refresh_snapshots, vector_config
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.env_base import AGENTS
@@ -446,6 +446,7 @@ def train_iterations(
     learner = learner_id(args)
     if args.env == "vector" and args.snapshots:
         refresh_snapshots(algo)  # every slot the untrained learner, as the single-file PPO's
+    scores = TrainingScores()
     for i in range(1, args.iterations + 1):
         result = algo.train()
         runners = result.get("env_runners", {})
@@ -462,6 +463,11 @@ def train_iterations(
             figures["episode_return"] = mean_return
         if league is not None and league.after_iteration(algo, i):
             line += f", snapshot {len(league.history)}"
+        if args.env == "vector":
+            for name, (games, score) in scores.since_last(algo).items():
+                progress.scalar(f"train_score/{name}", score, steps)
+                if name == args.eval_opponent:
+                    line += f", score {name} {score:.2f} ({games})"
         if args.env == "vector" and args.snapshots and i % args.snapshot_every == 0:
             refresh_snapshots(algo, i // args.snapshot_every)
             line += f", snapshot {i // args.snapshot_every}"

@@ -92,6 +92,8 @@ def refresh_snapshots(algo: Any, index: int | None = None) -> None:
     every ``EnvRunner``'s environment, or into every slot if ``index`` is None."""
 
     def copy(runner: Any) -> None:
+        if getattr(runner, "env", None) is None:  # the local runner beside remote ones
+            return
         slots = snapshot_opponents(runner.env)
         if not slots:
             return
@@ -101,6 +103,40 @@ def refresh_snapshots(algo: Any, index: int | None = None) -> None:
             slot.load_state_dict(state)
 
     algo.env_runner_group.foreach_env_runner(copy, local_env_runner=True)
+
+
+class TrainingScores:
+    """The learner's score against each fixed opponent of the pools, since the last call.
+
+    The vector environment tells its pool each game's result (``Entry.games``,
+    ``Entry.score``: 1 a win, 0.5 a draw); :meth:`since_last` sums them over the
+    ``EnvRunner``s and gives each opponent met since the last call ``(games, score)``,
+    the training curve the single-file PPO draws as ``train_score/NAME``.
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[int, float]] = {}
+
+    def since_last(self, algo: Any) -> dict[str, tuple[int, float]]:
+        def read(runner: Any) -> list[tuple[str, int, float]]:
+            if getattr(runner, "env", None) is None:
+                return []
+            entries = runner.env.unwrapped.opponent.entries
+            return [(e.name, e.games, e.score) for e in entries if not e.snapshot]
+
+        totals: dict[str, tuple[int, float]] = {}
+        for rows in algo.env_runner_group.foreach_env_runner(read, local_env_runner=True):
+            for name, games, score in rows:
+                before = totals.get(name, (0, 0.0))
+                totals[name] = (before[0] + games, before[1] + score)
+        found = {}
+        for name, (games, score) in totals.items():
+            games_before, score_before = self.seen.get(name, (0, 0.0))
+            if games > games_before:
+                new = games - games_before
+                found[name] = (new, (score - score_before) / new)
+        self.seen = totals
+        return found
 
 
 def vector_config(args: Any, model_config: dict[str, Any], training: dict[str, Any]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from agents import make_agent
 from agents.baselines.greedy_batch import GreedyOpponent
 from train.libraries import rllib_example as example
 from train.libraries.rllib_vector import (
+    TrainingScores,
     make_vector_env,
     opponent_pool,
     refresh_snapshots,
@@ -73,6 +75,29 @@ def test_the_environment_rllib_makes_restarts_games_at_the_next_step() -> None:
     assert vec.num_envs == 3 and vec.opening_plies == 4 and vec.gamma == 0.9
     assert vec.autoreset_mode.name == "NEXT_STEP"
     assert len(snapshot_opponents(vec)) == 1
+
+
+def test_training_scores_are_each_fixed_opponents_since_the_last_call() -> None:
+    pools = [opponent_pool(["random", "greedy"], None, 0.8, 1, NETWORK, seed=s) for s in (0, 1)]
+
+    def runner(pool: Any) -> SimpleNamespace:
+        return SimpleNamespace(env=SimpleNamespace(unwrapped=SimpleNamespace(opponent=pool)))
+
+    runners = [runner(pools[0]), SimpleNamespace(env=None), runner(pools[1])]  # None: local
+
+    def each(func: Any, local_env_runner: bool) -> list[Any]:
+        return [func(runner) for runner in runners]
+
+    algo = SimpleNamespace(env_runner_group=SimpleNamespace(foreach_env_runner=each))
+    scores = TrainingScores()
+    for pool, rewards in zip(pools, ([1.0, -1.0], [0.0])):
+        for reward in rewards:
+            pool.record(pool.entries[1], reward)  # greedy: a win, a loss; then a draw
+        pool.record(pool.entries[2], 1.0)  # a snapshot's games are not counted
+    assert scores.since_last(algo) == {"greedy": (3, pytest.approx(0.5))}
+    pools[1].record(pools[1].entries[0], 1.0)
+    assert scores.since_last(algo) == {"random": (1, 1.0)}  # greedy met no game since
+    assert scores.since_last(algo) == {}
 
 
 @pytest.mark.slow
