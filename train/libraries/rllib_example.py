@@ -79,7 +79,7 @@ from train.libraries.progress import (
 )
 from train.libraries.rllib_arguments import budget_spent, build_parser, parse_args
 from train.libraries.rllib_league import SnapshotLeague, fixed_ids, league_mapping, snapshot_ids
-from train.libraries.rllib_vector import TrainingScores, refresh_snapshots, vector_config
+from train.libraries.rllib_vector import ENV_OPTIONS, VectorLeague, vector_config
 from yinsh_env import env as make_aec_env
 from yinsh_env.engine.errors import IllegalActionError
 from yinsh_env.envs.env_base import AGENTS
@@ -94,8 +94,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 ENV_NAME = "yinsh_pettingzoo"
-#: The ``env_config`` keys :func:`make_env` passes on; the environment's defaults otherwise.
-ENV_OPTIONS = ("rings_to_win", "opening_plies", "dense_reward", "threat_reward", "gamma")
 BASELINE = "baseline"
 
 
@@ -374,10 +372,10 @@ def config_of(args: argparse.Namespace) -> Any:
         "kl_coeff": args.kl_coeff,
     }
     if args.env == "vector":
-        network = {"network": args.network, "channels": args.channels, "blocks": args.blocks}
+        model = {key: getattr(args, key) for key in ("network", "channels", "hidden", "blocks")}
         batches = (args.batch_size, args.minibatch_size, args.epochs)
         training = training_settings(*batches, args.lr, args.gamma, args.entropy, ppo)
-        return vector_config(args, {**network, "hidden": args.hidden}, training)
+        return vector_config(args, model, training)
     return build_config(
         opponent=args.opponent,
         rings_to_win=args.rings_to_win,
@@ -444,9 +442,9 @@ def train_iterations(
     """``--iterations`` of PPO (fewer once a budget is spent), a line after each."""
     start, cpu_start = time.perf_counter(), time.process_time()
     learner = learner_id(args)
-    if args.env == "vector" and args.snapshots:
-        refresh_snapshots(algo)  # every slot the untrained learner, as the single-file PPO's
-    scores = TrainingScores()
+    vector = VectorLeague(args.snapshots, args.snapshot_every, args.eval_opponent)
+    if args.env == "vector":
+        vector.start(algo)
     for i in range(1, args.iterations + 1):
         result = algo.train()
         runners = result.get("env_runners", {})
@@ -464,13 +462,10 @@ def train_iterations(
         if league is not None and league.after_iteration(algo, i):
             line += f", snapshot {len(league.history)}"
         if args.env == "vector":
-            for name, (games, score) in scores.since_last(algo).items():
-                progress.scalar(f"train_score/{name}", score, steps)
-                if name == args.eval_opponent:
-                    line += f", score {name} {score:.2f} ({games})"
-        if args.env == "vector" and args.snapshots and i % args.snapshot_every == 0:
-            refresh_snapshots(algo, i // args.snapshot_every)
-            line += f", snapshot {i // args.snapshot_every}"
+            words, scores = vector.after_iteration(algo, i)
+            line += words
+            for name, score in scores.items():
+                progress.scalar(name, score, steps)
         if args.eval_every and i % args.eval_every == 0:
             module = algo.get_module(learner)
             check = evaluate(

@@ -18,6 +18,9 @@ module call each: more than a third of the steps, none of them the learner's.
 * **Snapshots.**  Every ``snapshot_every`` iterations :func:`refresh_snapshots`
   copies the ``EnvRunner``'s module (the learner's weights, synchronised after
   each iteration) into the next slot, round-robin, in every ``EnvRunner``.
+  :class:`VectorLeague` does it between iterations, and reads the learner's
+  training scores (:class:`TrainingScores`), as ``rllib_league.SnapshotLeague``
+  keeps the AEC environment's league.
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from gymnasium.vector import AutoresetMode
 
 from agents.learned.ppo_policy import PolicyOpponent, PPOPolicy
 from train.libraries.ppo_games import make_opponent
-from yinsh_env.envs.matchmaking import OpponentPool
+from yinsh_env.envs.matchmaking import Entry, OpponentPool
 from yinsh_env.vector.env import YinshVectorEnv
 
 VECTOR_ENV_NAME = "yinsh_vector"
-#: The ``env_config`` keys the vector environment takes as they are.
+#: The ``env_config`` keys either environment takes as they are (the rest are defaults).
 ENV_OPTIONS = ("rings_to_win", "opening_plies", "dense_reward", "threat_reward", "gamma")
 
 
@@ -81,10 +84,15 @@ def make_vector_env(env_config: dict[str, Any]) -> YinshVectorEnv:
     )
 
 
+def pool_entries(env: Any) -> list[Entry]:
+    """The members of a vector environment's pool (through any wrappers); none where an
+    ``EnvRunner`` holds no environment (the local one beside remote ones)."""
+    return [] if env is None else list(env.unwrapped.opponent.entries)
+
+
 def snapshot_opponents(env: Any) -> list[PolicyOpponent]:
     """The snapshot slots of a vector environment's pool (through any wrappers)."""
-    pool = env.unwrapped.opponent
-    return [entry.opponent for entry in pool.entries if entry.snapshot]
+    return [entry.opponent for entry in pool_entries(env) if entry.snapshot]
 
 
 def refresh_snapshots(algo: Any, index: int | None = None) -> None:
@@ -92,9 +100,7 @@ def refresh_snapshots(algo: Any, index: int | None = None) -> None:
     every ``EnvRunner``'s environment, or into every slot if ``index`` is None."""
 
     def copy(runner: Any) -> None:
-        if getattr(runner, "env", None) is None:  # the local runner beside remote ones
-            return
-        slots = snapshot_opponents(runner.env)
+        slots = snapshot_opponents(getattr(runner, "env", None))
         if not slots:
             return
         state = runner.module.net.state_dict()
@@ -119,9 +125,7 @@ class TrainingScores:
 
     def since_last(self, algo: Any) -> dict[str, tuple[int, float]]:
         def read(runner: Any) -> list[tuple[str, int, float]]:
-            if getattr(runner, "env", None) is None:
-                return []
-            entries = runner.env.unwrapped.opponent.entries
+            entries = pool_entries(getattr(runner, "env", None))
             return [(e.name, e.games, e.score) for e in entries if not e.snapshot]
 
         totals: dict[str, tuple[int, float]] = {}
@@ -137,6 +141,33 @@ class TrainingScores:
                 found[name] = (new, (score - score_before) / new)
         self.seen = totals
         return found
+
+
+class VectorLeague:
+    """The vector environment's opponents between iterations: every snapshot slot the
+    untrained learner at the start, the next slot the learner every ``snapshot_every``
+    iterations, and the learner's training scores since the last iteration."""
+
+    def __init__(self, snapshots: int, snapshot_every: int, shown: str) -> None:
+        self.snapshots, self.snapshot_every, self.shown = snapshots, snapshot_every, shown
+        self.scores = TrainingScores()
+
+    def start(self, algo: Any) -> None:
+        if self.snapshots:
+            refresh_snapshots(algo)
+
+    def after_iteration(self, algo: Any, iteration: int) -> tuple[str, dict[str, float]]:
+        """The line's words (the score against ``shown``, a snapshot taken) and each fixed
+        opponent's training score (TensorBoard's ``train_score/NAME``)."""
+        words, scalars = "", {}
+        for name, (games, score) in self.scores.since_last(algo).items():
+            scalars[f"train_score/{name}"] = score
+            if name == self.shown:
+                words += f", score {name} {score:.2f} ({games})"
+        if self.snapshots and iteration % self.snapshot_every == 0:
+            refresh_snapshots(algo, iteration // self.snapshot_every)
+            words += f", snapshot {iteration // self.snapshot_every}"
+        return words, scalars
 
 
 def vector_config(args: Any, model_config: dict[str, Any], training: dict[str, Any]) -> Any:
@@ -158,14 +189,7 @@ def vector_config(args: Any, model_config: dict[str, Any], training: dict[str, A
         "network": model_config,
         "seed": args.seed,
     }
-    env_config = {
-        "rings_to_win": args.rings_to_win,
-        "opening_plies": args.opening_plies,
-        "dense_reward": args.dense_reward,
-        "threat_reward": args.threat_reward,
-        "gamma": args.gamma,
-        "league": league,
-    }
+    env_config = {key: getattr(args, key) for key in ENV_OPTIONS} | {"league": league}
     return (
         PPOConfig()
         .environment(VECTOR_ENV_NAME, env_config=env_config, disable_env_checking=True)

@@ -17,9 +17,11 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 
 from agents import make_agent
 from agents.baselines.greedy_batch import GreedyOpponent
+from agents.learned.ppo_policy import PPOPolicy
 from train.libraries import rllib_example as example
 from train.libraries.rllib_vector import (
     TrainingScores,
+    VectorLeague,
     make_vector_env,
     opponent_pool,
     refresh_snapshots,
@@ -98,6 +100,36 @@ def test_training_scores_are_each_fixed_opponents_since_the_last_call() -> None:
     pools[1].record(pools[1].entries[0], 1.0)
     assert scores.since_last(algo) == {"random": (1, 1.0)}  # greedy met no game since
     assert scores.since_last(algo) == {}
+
+
+def test_the_vector_league_reports_scores_and_takes_snapshots_between_iterations() -> None:
+    pool = opponent_pool(["greedy"], None, 0.5, 2, NETWORK, seed=0)
+    learner = PPOPolicy(4, 1)
+    runner = SimpleNamespace(
+        env=SimpleNamespace(unwrapped=SimpleNamespace(opponent=pool)),
+        module=SimpleNamespace(net=learner),
+    )
+
+    def each(func: Any, local_env_runner: bool) -> list[Any]:
+        return [func(runner)]
+
+    algo = SimpleNamespace(env_runner_group=SimpleNamespace(foreach_env_runner=each))
+    league = VectorLeague(snapshots=2, snapshot_every=2, shown="greedy")
+    league.start(algo)  # every slot the learner
+    with torch.no_grad():
+        for weight in learner.parameters():
+            weight.add_(1.0)
+    pool.record(pool.entries[0], 1.0)
+    pool.record(pool.entries[0], 0.0)
+    assert league.after_iteration(algo, 1) == (
+        ", score greedy 0.75 (2)",
+        {"train_score/greedy": 0.75},
+    )
+    assert league.after_iteration(algo, 2) == (", snapshot 1", {})
+    moved = learner.state_dict()
+    slots = [entry.opponent.policy.state_dict() for entry in pool.entries[1:]]
+    assert all(torch.equal(slots[1][k], v) for k, v in moved.items())  # slot 1 % 2
+    assert not any(torch.equal(slots[0][k], v) for k, v in moved.items())
 
 
 @pytest.mark.slow
