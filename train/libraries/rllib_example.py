@@ -264,9 +264,13 @@ def training_settings(
     entropy: float,
     ppo: dict[str, float] | None,
 ) -> dict[str, Any]:
-    """RLlib's ``training()`` arguments: the batch, the epochs, the rate, GAE (lambda 0.95)
-    and :func:`ppo_settings`."""
+    """RLlib's ``training()`` arguments: the batch, the epochs, the rate, GAE (lambda 0.95),
+    :func:`ppo_settings` and the learner with the single-file PPO's Adam
+    (:class:`~train.libraries.rllib_learner.RecipeLearner`)."""
+    from train.libraries.rllib_learner import RecipeLearner
+
     return {
+        "learner_class": RecipeLearner,
         "train_batch_size_per_learner": batch_size,
         "minibatch_size": minibatch_size,
         "num_epochs": epochs,

@@ -252,3 +252,14 @@ def test_the_first_update_gives_the_same_losses_and_gradient_norm(
     assert clip_norms[0] == pytest.approx(
         theirs["gradients_default_optimizer_global_norm"], rel=1e-4
     )
+
+
+def test_the_learners_adam_is_the_single_file_ppos(collected: Any) -> None:
+    """RLlib's learner builds ``Adam(params)`` (epsilon 1e-8); the recipes' learner
+    builds the single-file PPO's (``train/libraries/ppo.py``: epsilon 1e-5)."""
+    optimizer = collected.learner.get_optimizer(collected.module_id)
+    assert type(optimizer) is torch.optim.Adam
+    assert optimizer.defaults["eps"] == 1e-5
+    module = collected.learner.module[collected.module_id]
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    assert held == {id(p) for p in module.parameters()}
