@@ -168,8 +168,9 @@ def test_value_targets_are_the_single_file_ppos_gae(collected: Any) -> None:
 def test_advantages_are_standardised_once_over_the_batch_artificial_steps_included(
     collected: Any,
 ) -> None:
-    """A difference by design, measured: RLlib's advantages are the raw ones standardised
-    over every row, the artificial steps included, with the biased deviation."""
+    """RLlib's GAE connector standardises the raw advantages over every row, the
+    artificial steps included, with the biased deviation; the recipes' learner then
+    standardises each minibatch again, as the PPO does (the first-update test)."""
     rows = learner_rows(collected)
     raw = (rows[Postprocessing.VALUE_TARGETS] - rows["values"]).numpy()
     expected = (raw - raw.mean()) / max(1e-4, raw.std())
@@ -195,11 +196,11 @@ def test_the_first_update_gives_the_same_losses_and_gradient_norm(
         generator = torch.Generator().manual_seed(7)
         head = net.policy_planes.weight
         head.add_(9.0 * torch.randn(head.shape, generator=generator))
-    # the same standardised advantages on both sides (each minibatch's standardisation
-    # of the single-file PPO then leaves them as they are)
+    # the same raw GAE advantages on both sides, shifted and scaled away from standard:
+    # each side standardises its minibatch (the recipes' learner over its valid rows)
     raw = rows[Postprocessing.VALUE_TARGETS][valid] - rows["values"][valid]
-    shared = (raw - raw.mean()) / raw.std()
-    advantages = torch.zeros_like(rows[Postprocessing.ADVANTAGES])
+    shared = 3.0 * raw + 0.7
+    advantages = torch.full_like(rows[Postprocessing.ADVANTAGES], -50.0)  # masked rows
     advantages[valid] = shared
 
     rollout = ppo.Rollout(
