@@ -98,8 +98,14 @@ def collected(ray_cluster: Any, request: pytest.FixtureRequest) -> Any:
     algo = config.build_algo()
     episodes = algo.env_runner.sample(num_timesteps=256, random_actions=False)
     learner = algo.learner_group._learner
+    # the learner's own batch (artificial steps dropped), then the one the checks below
+    # read: RLlib's pipeline without the drop, the artificial steps holding GAE's bootstrap
+    pruned = learner._make_batch_if_necessary(TrainingData(episodes=copy.deepcopy(episodes)))
+    learner._learner_connector.remove("DropArtificialSteps")
     batch = learner._make_batch_if_necessary(TrainingData(episodes=episodes))
-    yield SimpleNamespace(algo=algo, learner=learner, batch=batch, module_id=module_id)
+    yield SimpleNamespace(
+        algo=algo, learner=learner, batch=batch, pruned=pruned, module_id=module_id
+    )
     algo.stop()
 
 
@@ -264,3 +270,38 @@ def test_the_learners_adam_is_the_single_file_ppos(collected: Any) -> None:
     module = collected.learner.module[collected.module_id]
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     assert held == {id(p) for p in module.parameters()}
+
+
+def test_the_learner_trains_on_the_decisions_alone_with_the_same_losses(collected: Any) -> None:
+    """The recipes' learner drops RLlib's artificial steps after GAE: its batch is the
+    full one's rows in the loss, and the loss terms on it are the same."""
+    full = dict(collected.batch.policy_batches[collected.module_id])
+    pruned = dict(collected.pruned.policy_batches[collected.module_id])
+    valid = full[Columns.LOSS_MASK].bool()
+    assert 0 < int(valid.sum()) < len(valid)  # there were artificial steps to drop
+    assert Columns.LOSS_MASK not in pruned
+    assert set(pruned) == set(full) - {Columns.LOSS_MASK}
+    for key in (Columns.ACTIONS, Columns.REWARDS, Postprocessing.VALUE_TARGETS):
+        torch.testing.assert_close(pruned[key], full[key][valid])
+    for key in ("observation", "action_mask"):
+        torch.testing.assert_close(pruned[Columns.OBS][key], full[Columns.OBS][key][valid])
+
+    learner = collected.learner
+    module = learner.module[collected.module_id]
+    config = learner.config.get_config_for_module(collected.module_id)
+
+    def loss(batch: dict[str, Any]) -> float:
+        with torch.no_grad():
+            out = module.forward_train(batch)
+            total = learner.compute_loss_for_module(
+                module_id=collected.module_id, config=config, batch=batch, fwd_out=out
+            )
+        return float(total)
+
+    # the same advantages on the decisions (another test writes its own into ``full``),
+    # and a value far off on the artificial steps: the loss must not read them
+    advantages = torch.full_like(full[Postprocessing.ADVANTAGES], 1e3)
+    advantages[valid] = pruned[Postprocessing.ADVANTAGES]
+    assert loss(pruned) == pytest.approx(
+        loss({**full, Postprocessing.ADVANTAGES: advantages}), rel=1e-5, abs=1e-6
+    )
