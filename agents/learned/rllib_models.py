@@ -105,16 +105,40 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         _, logits = self._outputs(batch)
         return {Columns.ACTION_DIST_INPUTS: logits}
 
+    def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        # the values come with the logits: kept with each sampled step, where the
+        # learner's GAE reads them (compute_values) instead of a second pass
+        embeddings, logits = self._outputs(batch)
+        values = self.compute_values(batch, embeddings)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.VF_PREDS: values}
+
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         embeddings, logits = self._outputs(batch)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: embeddings}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        if embeddings is None and Columns.VF_PREDS in batch:
+            return self._sampled_values(batch)
         if embeddings is None:
             embeddings = self._embed(batch)
         if self.network == "ppo":
             return embeddings  # the values (see the class docstring)
         return self.value_head(embeddings).squeeze(-1)
+
+    def _sampled_values(self, batch: dict[str, Any]) -> torch.Tensor:
+        """The values sampled with the batch's steps, by the weights the learner still
+        has (PPO samples with the learner's weights, then updates), computed afresh
+        only at RLlib's artificial last steps (``loss_mask`` 0), which were never sampled.
+        """
+        values = torch.as_tensor(batch[Columns.VF_PREDS]).float().clone()
+        mask = batch.get(Columns.LOSS_MASK)
+        if mask is None:
+            return values
+        fresh = ~torch.as_tensor(mask).bool()
+        if bool(fresh.any()):
+            observations = {key: item[fresh] for key, item in batch[Columns.OBS].items()}
+            values[fresh] = self.compute_values({Columns.OBS: observations})
+        return values
 
     def masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The masked logits over the 2142 actions for one environment observation."""

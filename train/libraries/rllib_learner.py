@@ -24,7 +24,9 @@ backward passes.  With 64 games sampled 32 steps at a time, each game's chunk ad
 one, and each game that ends: about 130 rows an iteration of 2,100 decisions.  :class:`DropArtificialSteps`,
 the last piece of the learner's connector pipeline (after GAE, which needs them
 for its bootstrap values), removes them, and the learner trains on the
-decisions alone, as the single-file PPO does.
+decisions alone, as the single-file PPO does.  (The values GAE reads are the ones
+sampled with each step, :class:`~agents.learned.rllib_models.MaskedPolicyModule`
+keeping them, rather than a second pass over the batch.)
 
 >>> RecipeLearner.ADAM_EPS
 1e-05

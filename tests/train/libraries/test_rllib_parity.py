@@ -164,6 +164,21 @@ def test_the_batch_holds_games_that_ended_and_some_cut_by_the_sampler(collected:
     assert bool(masks.gather(1, rows[Columns.ACTIONS][valid, None].long()).all())  # legal
 
 
+def test_gae_reads_the_values_sampled_with_each_step(collected: Any) -> None:
+    """The module keeps each step's value from its sampling pass (``vf_preds``); GAE
+    reads those, computing afresh only at the artificial steps: all equal to a fresh
+    pass over every row at the collecting weights."""
+    rows = dict(collected.batch.policy_batches[collected.module_id])
+    assert Columns.VF_PREDS in rows
+    module = collected.learner.module[collected.module_id]
+    with torch.no_grad():
+        read = module.compute_values(rows)
+        fresh = module.compute_values({Columns.OBS: rows[Columns.OBS]})
+    valid = rows[Columns.LOSS_MASK].bool()
+    assert not torch.equal(rows[Columns.VF_PREDS][~valid].float(), fresh[~valid])
+    torch.testing.assert_close(read, fresh, atol=1e-5, rtol=1e-5)
+
+
 def test_value_targets_are_the_single_file_ppos_gae(collected: Any) -> None:
     rows = learner_rows(collected)
     _, targets = single_file_targets(rows)
