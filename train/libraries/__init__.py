@@ -15,6 +15,8 @@
 * :mod:`train.libraries.rllib_league`: its league of snapshots and fixed opponents;
 * :mod:`train.libraries.rllib_vector`: its PPO on the vector environment (``--env vector``,
   the recipe's), the opponents inside the environment;
+* :mod:`train.libraries.rllib_learner`: its learner, RLlib's PPO learner with the
+  single-file PPO's Adam and advantage standardisation, training on decisions alone;
 * :mod:`train.libraries.ppo`: a single-file PPO in plain PyTorch, read top to bottom;
 * :mod:`train.libraries.ppo_games`: its games' openings, opponents, results, checks;
 * :mod:`train.libraries.ppo_report`: its progress lines, TensorBoard scalars, saved policies;

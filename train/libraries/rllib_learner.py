@@ -21,12 +21,13 @@ Two details of PPO where RLlib's learner differs from the single-file PPO's
 And one for pace: RLlib's learner keeps the artificial steps in the batch it cuts
 into minibatches, out of the loss by ``loss_mask`` but not out of the forward and
 backward passes.  With 64 games sampled 32 steps at a time, each game's chunk adds
-one, and each game that ends: about 130 rows an iteration of 2,100 decisions.  :class:`DropArtificialSteps`,
-the last piece of the learner's connector pipeline (after GAE, which needs them
-for its bootstrap values), removes them, and the learner trains on the
-decisions alone, as the single-file PPO does.  (The values GAE reads are the ones
-sampled with each step, :class:`~agents.learned.rllib_models.MaskedPolicyModule`
-keeping them, rather than a second pass over the batch.)
+one, and each game that ends: about 130 rows an iteration of 2,100 decisions.
+:class:`DropArtificialSteps`, the last piece of the learner's connector pipeline
+(after GAE, which needs them for its bootstrap values), removes them, and the
+learner trains on the decisions alone, as the single-file PPO does.  (The values
+GAE reads are the ones sampled with each step, which
+:class:`~agents.learned.rllib_models.MaskedPolicyModule` keeps, rather than a
+second pass over the batch.)
 
 >>> RecipeLearner.ADAM_EPS
 1e-05
