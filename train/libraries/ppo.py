@@ -84,6 +84,9 @@ from yinsh_env.envs.env_base import MAX_WEIGHT
 from yinsh_env.envs.matchmaking import OpponentPool, SnapshotSlots
 from yinsh_env.vector.env import YinshVectorEnv
 
+#: Adam's epsilon, CleanRL's (the other libraries' recipes take it from here).
+ADAM_EPS = 1e-5
+
 
 @dataclass
 class Args:
@@ -388,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     games = Games(env, obs)
 
     # 2. the actor-critic's optimiser, the rollout's storage and the run's output
-    optimizer = optim.Adam(policy.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = optim.Adam(policy.parameters(), lr=args.learning_rate, eps=ADAM_EPS)
     rollout = Rollout.empty(args.num_steps, args.num_envs)
     rng = np.random.default_rng(args.seed)
     report = Report(args, argv, policy, pool, make_opponent(args.check_against, args.seed + 1000))

@@ -43,6 +43,8 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
+from train.libraries.ppo import ADAM_EPS
+
 
 def _rows(value: Any, keep: torch.Tensor) -> Any:
     """``value`` (a tensor, or a dict of them as the observations are) at the rows kept."""
@@ -75,9 +77,9 @@ class DropArtificialSteps(ConnectorV2):
 
 class RecipeLearner(PPOTorchLearner):
     """PPO's torch learner with the single-file PPO's Adam epsilon and its advantage
-    standardisation, minibatch by minibatch."""
+    standardisation, minibatch by minibatch, training on the decisions alone."""
 
-    ADAM_EPS = 1e-5
+    ADAM_EPS = ADAM_EPS
 
     def build(self) -> None:
         super().build()

@@ -317,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env, scores = make_env(args, pool), PoolScores(pool, report)
     actor, critic = make_actor_critic(net)
     loss = make_loss(actor, critic, args)
-    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=ppo.ADAM_EPS)
     batch = args.num_envs * args.num_steps
     collector = Collector(
         env,

@@ -281,7 +281,7 @@ def test_the_learners_adam_is_the_single_file_ppos(collected: Any) -> None:
     builds the single-file PPO's (``train/libraries/ppo.py``: epsilon 1e-5)."""
     optimizer = collected.learner.get_optimizer(collected.module_id)
     assert type(optimizer) is torch.optim.Adam
-    assert optimizer.defaults["eps"] == 1e-5
+    assert optimizer.defaults["eps"] == ppo.ADAM_EPS == 1e-5
     module = collected.learner.module[collected.module_id]
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     assert held == {id(p) for p in module.parameters()}
